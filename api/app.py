@@ -1,0 +1,49 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from api import errors
+from api.jobs import JobWorker
+from api.routes import health, knowledge
+from api.service import Lore
+from api.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings | None = None, lore: Lore | None = None) -> FastAPI:
+    """Build the app. The store is opened at startup (or `lore` is used as given) and closed at
+    shutdown; index-link jobs left queued or running by a previous process resume."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        instance = lore or Lore(settings)
+        worker = JobWorker(instance, settings.workers)
+        app.state.lore = instance
+        app.state.worker = worker
+        worker.start()
+        log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
+        try:
+            yield
+        finally:
+            await worker.stop()
+            if lore is None:
+                instance.close()
+
+    app = FastAPI(
+        title="lore",
+        version="0.1.0",
+        summary="Knowledge ingestion and retrieval for web agents.",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(knowledge.router)
+    return app

@@ -1,0 +1,272 @@
+"""The `lore` command. With a server running (recorded in DATA_DIR/server.json, or LORE_SERVER_URL)
+commands go through its HTTP API; otherwise they open the data directory directly."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from api.settings import Settings
+
+app = typer.Typer(
+    help="lore: knowledge ingestion and retrieval for web agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+
+def _settings() -> Settings:
+    return Settings()
+
+
+def _server_url(settings: Settings) -> str | None:
+    """The URL of a running lore server for this data directory, if one answers."""
+    candidates = [settings.server_url] if settings.server_url else []
+    if settings.server_file.exists():
+        with suppress(ValueError, KeyError):
+            candidates.append(json.loads(settings.server_file.read_text())["url"])
+    for url in candidates:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=2.0).status_code == 200:
+                return str(url)
+        except httpx.HTTPError:
+            continue
+    if settings.server_url:
+        raise typer.BadParameter(f"no lore server answers at {settings.server_url}")
+    return None
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Any]:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        yield bar
+
+
+def _fail(message: str, code: int = 1) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code)
+
+
+def _check(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+            message = body.get("message") or body
+        except ValueError:
+            message = response.text
+        _fail(f"HTTP {response.status_code}: {message}")
+    return response.json() if response.content else None
+
+
+def _local() -> Any:
+    from api.service import Lore  # noqa: PLC0415 - loads the model: only when working locally
+
+    with console.status("loading the embedding model"):
+        return Lore(_settings())
+
+
+def _print_chunks(chunks: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        out.print_json(json.dumps(chunks))
+        return
+    if not chunks:
+        console.print("no matching knowledge")
+    for n, c in enumerate(chunks, 1):
+        path = " > ".join(c["headingPath"])
+        out.print(
+            f"[bold]{n}. {c['title'] or c['url']}[/bold]  [dim]{c['url']}  "
+            f"score {c['score']:.3f}[/dim]"
+        )
+        if path:
+            out.print(f"   [cyan]{path}[/cyan]")
+        out.print("   " + c["text"].replace("\n", "\n   "), markup=False, highlight=False)
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address")] = None,
+    port: Annotated[int | None, typer.Option(help="Port")] = None,
+    log_level: Annotated[str, typer.Option(help="Log level")] = "info",
+) -> None:
+    """Run the API server with the embedded engine and job worker."""
+    import uvicorn  # noqa: PLC0415
+
+    from api.app import create_app  # noqa: PLC0415
+
+    settings = _settings()
+    host = host or settings.host
+    port = port or settings.port
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    url = f"http://{host}:{port}"
+    settings.server_file.write_text(json.dumps({"url": url, "pid": os.getpid()}))
+    console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
+    try:
+        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    finally:
+        settings.server_file.unlink(missing_ok=True)
+
+
+@app.command("index-link")
+def index_link(
+    url: Annotated[str, typer.Argument(help="The http(s) URL to index")],
+    wait: Annotated[bool, typer.Option(help="Wait for the job to finish")] = True,
+) -> None:
+    """Fetch one URL and index it."""
+    settings = _settings()
+    server = _server_url(settings)
+    if server is None:
+        lore = _local()
+        try:
+            job = lore.submit_link(url)
+            with _progress("index-link") as bar:
+                task = bar.add_task(f"indexing {url}", total=None)
+                done = asyncio.run(
+                    lore.run_link_job(
+                        job.id, lambda n, total: bar.update(task, completed=n, total=total)
+                    )
+                )
+        except ValueError as exc:
+            _fail(str(exc), 2)
+        finally:
+            lore.close()
+        view: dict[str, Any] = {
+            "status": done.status,
+            "counts": done.counts,
+            "error": done.error,
+            "message": done.message,
+        }
+    else:
+        job_id = _check(httpx.post(f"{server}/knowledge/index-link", json={"url": url}))["jobId"]
+        console.print(f"job {job_id} queued on {server}")
+        if not wait:
+            return
+        with _progress("index-link") as bar:
+            task = bar.add_task(f"indexing {url}", total=100)
+            while True:
+                view = _check(httpx.get(f"{server}/knowledge/jobs/{job_id}"))
+                bar.update(
+                    task, completed=int(view["progress"] * 100), description=view["message"][:60]
+                )
+                if view["status"] in ("completed", "failed", "cancelled"):
+                    break
+                time.sleep(0.3)
+    if view["status"] != "completed":
+        _fail(f"job {view['status']}: {view['error']}")
+    console.print(f"[green]{view['message']}[/green] counts: {view['counts']}")
+
+
+@app.command()
+def ingest(
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Files to upload", exists=True, dir_okay=False, readable=True),
+    ],
+    url: Annotated[str | None, typer.Option(help="Declared URL (one file only)")] = None,
+    title: Annotated[str | None, typer.Option(help="Title to store")] = None,
+) -> None:
+    """Ingest local files (HTML, Markdown, text)."""
+    settings = _settings()
+    server = _server_url(settings)
+    if server is None:
+        from api.service import Upload  # noqa: PLC0415
+        from ingest import IngestError  # noqa: PLC0415
+
+        lore = _local()
+        try:
+            uploads = [Upload(f.name, None, f.read_bytes()) for f in files]
+            prepared = lore.prepare_uploads(uploads, url, title)
+            with _progress("ingest") as bar:
+                task = bar.add_task("embedding chunks", total=sum(len(p.chunks) for p in prepared))
+                results = lore.index(
+                    prepared, lambda n, total: bar.update(task, completed=n, total=total)
+                )
+        except (IngestError, ValueError) as exc:
+            _fail(str(exc), 2)
+        finally:
+            lore.close()
+        for f, r in zip(files, results, strict=True):
+            console.print(f"{f}: {r.chunks} chunks ({r.embedded} embedded) -> {r.document.id}")
+        return
+    data: dict[str, str] = {k: v for k, v in (("url", url), ("title", title)) if v}
+    handles = [("files", (f.name, f.open("rb"))) for f in files]
+    try:
+        with console.status(f"uploading {len(files)} file(s) to {server}"):
+            body = _check(
+                httpx.post(
+                    f"{server}/knowledge/ingest",
+                    files=handles,
+                    data=data,
+                    timeout=httpx.Timeout(10.0, read=None),  # embedding a large file takes time
+                )
+            )
+    finally:
+        for _, (_, handle) in handles:
+            handle.close()
+    for item in body["files"]:
+        console.print(
+            f"{item['filename']}: {item['chunks']} chunks ({item['embedded']} embedded)"
+            f" -> {item['document']['id']}"
+        )
+
+
+@app.command()
+def query(
+    text: Annotated[str, typer.Argument(help="What to search for")],
+    url: Annotated[str | None, typer.Option(help="Resolve for this page (its domain)")] = None,
+    k: Annotated[int, typer.Option(help="How many chunks", min=1, max=100)] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Search the knowledge base (or resolve for a page with --url)."""
+    settings = _settings()
+    server = _server_url(settings)
+    if server is not None:
+        if url:
+            body = _check(
+                httpx.get(
+                    f"{server}/knowledge/resolve",
+                    params={"url": url, "query": text, "k": k},
+                    timeout=30,
+                )
+            )
+        else:
+            body = _check(
+                httpx.post(f"{server}/knowledge/query", json={"query": text, "k": k}, timeout=30)
+            )
+        _print_chunks(body["chunks"], as_json)
+        return
+    from api.schemas import ChunkView  # noqa: PLC0415
+
+    lore = _local()
+    try:
+        hits = lore.resolve(url, text, k).hits if url else lore.query(text, k)
+    except ValueError as exc:
+        _fail(str(exc), 2)
+    finally:
+        lore.close()
+    _print_chunks([ChunkView.of(h).model_dump(by_alias=True) for h in hits], as_json)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,80 @@
+"""Domain errors to HTTP responses, in one place. Every error body is
+`{"error": <code>, "message": <what went wrong and what to do>}`."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from crawl import FetchError
+from ingest import (
+    DocumentTooLargeError,
+    EmbeddingError,
+    EmptyDocumentError,
+    IngestError,
+    UnsupportedTypeError,
+)
+from retrieval import NotFoundError, StoreUnavailableError
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An error raised by a route with its status and code."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+_STATUS: list[tuple[type[Exception], int, str]] = [
+    (UnsupportedTypeError, 415, "unsupported_type"),
+    (DocumentTooLargeError, 413, "too_large"),
+    (EmptyDocumentError, 422, "empty_document"),
+    (EmbeddingError, 503, "embedding_failed"),
+    (IngestError, 422, "ingest_failed"),
+    (NotFoundError, 404, "not_found"),
+    (StoreUnavailableError, 503, "store_unavailable"),
+    (FetchError, 502, "fetch_failed"),
+]
+
+
+def status_for(exc: Exception) -> tuple[int, str]:
+    for kind, status, code in _STATUS:
+        if isinstance(exc, kind):
+            return status, code
+    return 500, "internal_error"
+
+
+def error_body(code: str, message: str) -> dict[str, str]:
+    return {"error": code, "message": message}
+
+
+def install(app: FastAPI) -> None:
+    async def api_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, ApiError)
+        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+
+    async def domain_error(_: Request, exc: Exception) -> JSONResponse:
+        status, code = status_for(exc)
+        if status >= 500:
+            log.error("request failed: %s", exc, exc_info=exc)
+        return JSONResponse(error_body(code, str(exc)), status_code=status)
+
+    async def validation_error(_: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            problems.append(f"{where}: {err.get('msg')}")
+        return JSONResponse(error_body("invalid_request", "; ".join(problems)), status_code=422)
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    for kind in (IngestError, NotFoundError, StoreUnavailableError, FetchError):
+        app.add_exception_handler(kind, domain_error)

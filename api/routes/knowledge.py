@@ -1,0 +1,186 @@
+"""/knowledge: index links, upload files, resolve and query, list and delete documents."""
+
+from __future__ import annotations
+
+import anyio.to_thread
+from fastapi import APIRouter, Query, Request, status
+from starlette.datastructures import UploadFile
+
+from api.deps import LoreDep, WorkerDep
+from api.errors import ApiError
+from api.schemas import (
+    ChunkView,
+    DocumentList,
+    DocumentView,
+    IndexLinkRequest,
+    IngestedFile,
+    IngestResponse,
+    JobAccepted,
+    JobView,
+    QueryRequest,
+    QueryResponse,
+    ResolveResponse,
+)
+from api.service import Upload
+
+router = APIRouter(prefix="/knowledge", tags=["knowledge"])
+_READ = 1024 * 1024
+
+
+@router.post("/index-link", status_code=status.HTTP_202_ACCEPTED, response_model=JobAccepted)
+def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobAccepted:
+    """Queue a job that fetches the URL and indexes it; poll `GET /knowledge/jobs/{jobId}`."""
+    try:
+        job = lore.submit_link(body.url, body.strategy)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_url", str(exc)) from exc
+    worker.submit(job.id)
+    return JobAccepted(job_id=job.id, status=job.status)
+
+
+@router.get("/jobs/{job_id}", response_model=JobView)
+def get_job(job_id: str, lore: LoreDep) -> JobView:
+    return JobView.of(lore.catalog.get_job(job_id, lore.tenant))
+
+
+async def _read_upload(item: UploadFile, limit: int) -> Upload:
+    data = bytearray()
+    while piece := await item.read(_READ):
+        data.extend(piece)
+        if len(data) > limit:
+            raise ApiError(
+                413, "too_large", f"{item.filename} is over the {limit}-byte upload limit"
+            )
+    return Upload(item.filename or "upload", item.content_type, bytes(data))
+
+
+@router.post(
+    "/ingest",
+    status_code=status.HTTP_201_CREATED,
+    response_model=IngestResponse,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["files"],
+                        "properties": {
+                            "files": {
+                                "type": "array",
+                                "items": {"type": "string", "format": "binary"},
+                            },
+                            "url": {
+                                "type": "string",
+                                "description": "Declared URL (one file only)",
+                            },
+                            "title": {"type": "string"},
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def ingest(request: Request, lore: LoreDep) -> IngestResponse:
+    """Upload one or more files (multipart field `files`). Every file is validated and chunked
+    before anything is stored: one bad file rejects the request and changes nothing."""
+    limit = lore.settings.max_upload_bytes
+    declared = int(request.headers.get("content-length") or 0)
+    max_files = lore.settings.max_files_per_upload
+    if declared > limit * max_files:
+        raise ApiError(
+            413, "too_large", f"request is {declared} bytes; each file may be at most {limit} bytes"
+        )
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        raise ApiError(
+            415, "unsupported_type", "send the files as multipart/form-data in the field 'files'"
+        )
+    form = await request.form(max_files=max_files, max_fields=20, max_part_size=limit)
+    try:
+        items = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
+        if not items:
+            raise ApiError(422, "invalid_request", "no file in the multipart field 'files'")
+        uploads = [await _read_upload(item, limit) for item in items]
+        url = form.get("url")
+        title = form.get("title")
+    finally:
+        await form.close()
+    for upload in uploads:
+        if not upload.data:
+            raise ApiError(422, "empty_document", f"{upload.filename} is empty (0 bytes)")
+    try:
+        prepared = await anyio.to_thread.run_sync(
+            lore.prepare_uploads,
+            uploads,
+            url if isinstance(url, str) and url else None,
+            title if isinstance(title, str) and title else None,
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    results = await anyio.to_thread.run_sync(lore.index, prepared)
+    return IngestResponse(
+        files=[
+            IngestedFile(
+                filename=u.filename,
+                document=DocumentView.of(r.document),
+                chunks=r.chunks,
+                embedded=r.embedded,
+                unchanged=r.unchanged,
+                removed=r.removed,
+            )
+            for u, r in zip(uploads, results, strict=True)
+        ]
+    )
+
+
+@router.get("/resolve", response_model=ResolveResponse)
+async def resolve(
+    lore: LoreDep,
+    url: str = Query(..., min_length=1, max_length=4096, description="The page the agent is on"),
+    query: str | None = Query(None, max_length=2000, description="What the agent wants"),
+    k: int = Query(8, ge=1, le=100),
+) -> ResolveResponse:
+    """The knowledge an agent needs on this page: chunks of the page's domain, the tenant's own
+    knowledge first. Without `query`, the page's own chunks in document order."""
+    try:
+        result = await anyio.to_thread.run_sync(
+            lore.resolve, url, query, min(k, lore.settings.max_k)
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_url", str(exc)) from exc
+    return ResolveResponse(
+        chunks=[ChunkView.of(h) for h in result.hits], has_org_knowledge=result.has_org_knowledge
+    )
+
+
+@router.post("/query", response_model=QueryResponse)
+async def query(body: QueryRequest, lore: LoreDep) -> QueryResponse:
+    """General search over everything this tenant may read, with optional filters."""
+    hits = await anyio.to_thread.run_sync(
+        lambda: lore.query(
+            body.query,
+            min(body.k, lore.settings.max_k),
+            body.domains,
+            body.urls,
+            body.doc_types,
+            body.document_ids,
+            mode=body.mode,
+        )
+    )
+    return QueryResponse(chunks=[ChunkView.of(h) for h in hits])
+
+
+@router.get("/documents", response_model=DocumentList)
+def documents(
+    lore: LoreDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+) -> DocumentList:
+    docs, total = lore.documents(limit, offset)
+    return DocumentList(documents=[DocumentView.of(d) for d in docs], total=total)
+
+
+@router.delete("/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_document(document_id: str, lore: LoreDep) -> None:
+    lore.delete_document(document_id)

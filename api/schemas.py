@@ -1,0 +1,161 @@
+"""Request and response models of the HTTP API (camelCase JSON)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from retrieval import Document, Hit, Job
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class IndexLinkRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
+    strategy: Literal["single"] = Field(
+        "single", description="'single' fetches and indexes this one URL."
+    )
+
+
+class JobAccepted(Model):
+    job_id: str
+    status: str
+
+
+class JobView(Model):
+    id: str
+    kind: str
+    status: Literal["queued", "running", "completed", "failed", "cancelled"]
+    request: dict[str, object]
+    counts: dict[str, int]
+    progress: float
+    message: str
+    error: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @classmethod
+    def of(cls, job: Job) -> JobView:
+        return cls(
+            id=job.id,
+            kind=job.kind,
+            status=job.status,
+            request=job.request,
+            counts=job.counts,
+            progress=job.progress,
+            message=job.message,
+            error=job.error,
+            created_at=job.created_at,
+            started_at=job.started_at,
+            finished_at=job.finished_at,
+        )
+
+
+class DocumentView(Model):
+    id: str
+    url: str
+    title: str
+    doc_type: str
+    source: str
+    size_bytes: int
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, doc: Document) -> DocumentView:
+        return cls(
+            id=doc.id,
+            url=doc.url,
+            title=doc.title,
+            doc_type=doc.doc_type,
+            source=doc.source,
+            size_bytes=doc.size_bytes,
+            chunk_count=doc.chunk_count,
+            created_at=doc.created_at,
+            updated_at=doc.updated_at,
+        )
+
+
+class IngestedFile(Model):
+    filename: str
+    document: DocumentView
+    chunks: int
+    embedded: int
+    unchanged: int
+    removed: int
+
+
+class IngestResponse(Model):
+    files: list[IngestedFile]
+
+
+class DocumentList(Model):
+    documents: list[DocumentView]
+    total: int
+
+
+class ChunkView(Model):
+    id: str
+    text: str
+    url: str
+    title: str
+    heading_path: list[str]
+    score: float
+    phase: str
+    trigger_action: str | None
+    fetched_at: str
+    document_id: str
+    doc_type: str
+    tenant_id: str
+
+    @classmethod
+    def of(cls, hit: Hit) -> ChunkView:
+        c = hit.chunk
+        return cls(
+            id=c.id,
+            text=c.text,
+            url=c.url,
+            title=c.title,
+            heading_path=list(c.heading_path),
+            score=hit.score,
+            phase=c.phase,
+            trigger_action=c.trigger_action,
+            fetched_at=c.fetched_at,
+            document_id=c.document_id,
+            doc_type=c.doc_type,
+            tenant_id=c.tenant_id,
+        )
+
+
+class ResolveResponse(Model):
+    chunks: list[ChunkView]
+    has_org_knowledge: bool
+
+
+class QueryRequest(Model):
+    query: str = Field(..., min_length=1, max_length=2000)
+    k: int = Field(10, ge=1, le=100)
+    domains: list[str] = Field(default_factory=list)
+    urls: list[str] = Field(default_factory=list)
+    doc_types: list[str] = Field(default_factory=list)
+    document_ids: list[str] = Field(default_factory=list)
+    mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
+
+
+class QueryResponse(Model):
+    chunks: list[ChunkView]
+
+
+class Health(Model):
+    status: Literal["ok"]
+    version: str
+    embedding_model: str
+    chunks: int
+    documents: int

@@ -1,0 +1,308 @@
+"""Wiring and use cases: one `Lore` object joins fetching, ingestion and retrieval. The HTTP routes,
+the job worker and the CLI's local mode all call it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from api.settings import Settings
+from crawl import Fetcher, FetchError, FetchOptions
+from ingest import (
+    ChunkingOptions,
+    Embedder,
+    HashEmbedder,
+    Indexer,
+    IndexResult,
+    IngestError,
+    PreparedDocument,
+    SentenceTransformerEmbedder,
+    SourceDocument,
+    prepare,
+)
+from retrieval import (
+    Catalog,
+    ChunkFilter,
+    Document,
+    EdgeStore,
+    Hit,
+    Job,
+    SearchMode,
+    SearchQuery,
+    utcnow,
+)
+
+log = logging.getLogger(__name__)
+
+PUBLIC_TENANT = "public"
+Progress = Callable[[int, int], None]
+
+EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
+    "sentence-transformers": lambda s: SentenceTransformerEmbedder(
+        s.embedding.model_path, s.embedding.device
+    ),
+    "hash": lambda s: HashEmbedder(),
+}
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    try:
+        factory = EMBEDDERS[settings.embedding.backend]
+    except KeyError:
+        raise ValueError(
+            f"unknown embedding backend {settings.embedding.backend!r}; "
+            f"choose one of {sorted(EMBEDDERS)}"
+        ) from None
+    embedder = factory(settings)
+    if settings.embedding.backend == "hash":
+        log.warning("using the hash embedder: a deterministic fake with no semantics")
+    return embedder
+
+
+@dataclass(frozen=True)
+class Upload:
+    filename: str
+    content_type: str | None
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ResolveResult:
+    hits: list[Hit]
+    has_org_knowledge: bool
+
+
+def page_domain(url: str) -> str:
+    host = urlsplit(url).hostname
+    if not host:
+        raise ValueError(f"{url!r} is not an absolute URL")
+    return host.lower()
+
+
+class Lore:
+    """The embedded lore instance: store, catalog, embedder, fetcher."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.embedder = embedder or make_embedder(settings)
+        self.catalog = Catalog(settings.catalog_url)
+        try:
+            self.store = EdgeStore(settings.vectors_path, self.embedder.dim)
+        except Exception:
+            self.catalog.close()
+            raise
+        self.indexer = Indexer(
+            self.store, self.catalog, self.embedder, settings.embedding.batch_size
+        )
+        self.fetch_options = FetchOptions(
+            timeout_s=settings.fetch.timeout_s,
+            max_bytes=settings.fetch.max_bytes,
+            user_agent=settings.fetch.user_agent,
+            allow_private_addresses=settings.fetch.allow_private_addresses,
+        )
+        self.chunking = ChunkingOptions(
+            max_tokens=settings.chunking.max_tokens,
+            overlap_tokens=settings.chunking.overlap_tokens,
+            max_bytes=max(settings.max_upload_bytes, settings.fetch.max_bytes),
+        )
+
+    @property
+    def tenant(self) -> str:
+        return self.settings.tenant
+
+    def close(self) -> None:
+        self.store.close()
+        self.catalog.close()
+
+    # ingestion --------------------------------------------------------------------------------
+
+    def prepare(self, source: SourceDocument) -> PreparedDocument:
+        return prepare(source, self.chunking, self.embedder.count_tokens)
+
+    def prepare_uploads(
+        self, uploads: Sequence[Upload], url: str | None = None, title: str | None = None
+    ) -> list[PreparedDocument]:
+        """Validate and chunk every file before anything is written: one bad file, no change."""
+        if url is not None and len(uploads) > 1:
+            raise ValueError("a url can only be given for a single uploaded file")
+        if url is not None:
+            page_domain(url)
+        prepared = []
+        for upload in uploads:
+            source = SourceDocument(
+                tenant_id=self.tenant,
+                data=upload.data,
+                url=url or f"upload://{upload.filename}",
+                source="upload",
+                source_id="upload",
+                filename=upload.filename,
+                content_type=upload.content_type,
+                title=title,
+            )
+            try:
+                prepared.append(self.prepare(source))
+            except IngestError as exc:
+                if upload.filename in str(exc):
+                    raise
+                raise type(exc)(f"{upload.filename}: {exc}") from exc
+        return prepared
+
+    def index(
+        self, prepared: Sequence[PreparedDocument], progress: Progress | None = None
+    ) -> list[IndexResult]:
+        total = sum(len(p.chunks) for p in prepared)
+        done = 0
+        results = []
+        for doc in prepared:
+
+            def step(n: int, _: int, base: int = done) -> None:
+                if progress is not None:
+                    progress(base + n, total)
+
+            results.append(self.indexer.index(doc, step))
+            done += len(doc.chunks)
+            if progress is not None:
+                progress(done, total)
+        return results
+
+    # index-link jobs --------------------------------------------------------------------------
+
+    def submit_link(self, url: str, strategy: str = "single") -> Job:
+        page_domain(url)
+        if urlsplit(url).scheme not in ("http", "https"):
+            raise ValueError(f"{url!r} is not an http(s) URL")
+        return self.catalog.create_job(
+            self.tenant, "index-link", {"url": url, "strategy": strategy}
+        )
+
+    async def run_link_job(self, job_id: str, progress: Progress | None = None) -> Job:
+        """Run an index-link job to completion; the job row says how it ended."""
+        import anyio.to_thread  # noqa: PLC0415
+
+        job = self.catalog.get_job(job_id)
+        url = str(job.request["url"])
+        self.catalog.update_job(
+            job_id, status="running", started_at=utcnow(), message=f"fetching {url}", progress=0.0
+        )
+        counts = {
+            "discovered": 1,
+            "fetched": 0,
+            "ingested": 0,
+            "chunks": 0,
+            "embedded": 0,
+            "unchanged": 0,
+            "failed": 0,
+        }
+        fetcher = Fetcher(self.fetch_options)
+        try:
+            page = await fetcher.fetch(url)
+            counts["fetched"] = 1
+            self.catalog.update_job(job_id, counts=counts, progress=0.3, message="extracting")
+            source = SourceDocument(
+                tenant_id=job.tenant_id,
+                data=page.body,
+                url=page.url,
+                source="link",
+                source_id=job.id,
+                content_type=page.content_type,
+                fetched_at=page.fetched_at,
+                last_modified=page.headers.get("last-modified"),
+                filename=urlsplit(page.url).path,
+            )
+            prepared = await anyio.to_thread.run_sync(self.prepare, source)
+            self.catalog.update_job(job_id, progress=0.5, message="embedding")
+            [result] = await anyio.to_thread.run_sync(self.index, [prepared], progress)
+        except (FetchError, IngestError) as exc:
+            counts["failed"] = 1
+            reason = getattr(exc, "reason", type(exc).__name__)
+            log.info("index-link %s failed: %s", url, exc)
+            return self.catalog.update_job(
+                job_id,
+                status="failed",
+                counts=counts,
+                error=f"{reason}: {exc}",
+                message="failed",
+                finished_at=utcnow(),
+                progress=1.0,
+            )
+        except Exception as exc:
+            log.exception("index-link %s crashed", url)
+            counts["failed"] = 1
+            return self.catalog.update_job(
+                job_id,
+                status="failed",
+                counts=counts,
+                error=f"internal error: {exc}",
+                message="failed",
+                finished_at=utcnow(),
+                progress=1.0,
+            )
+        finally:
+            await fetcher.aclose()
+        counts.update(
+            ingested=1, chunks=result.chunks, embedded=result.embedded, unchanged=result.unchanged
+        )
+        return self.catalog.update_job(
+            job_id,
+            status="completed",
+            counts=counts,
+            progress=1.0,
+            finished_at=utcnow(),
+            message=f"indexed {result.document.url} ({result.chunks} chunks)",
+        )
+
+    # retrieval --------------------------------------------------------------------------------
+
+    def search(self, text: str, flt: ChunkFilter, k: int, mode: SearchMode = "hybrid") -> list[Hit]:
+        vector = self.embedder.embed_query(text)
+        return self.store.search(
+            SearchQuery(text=text, vector=vector, filter=flt, limit=k, mode=mode)
+        )
+
+    def resolve(self, url: str, query: str | None, k: int) -> ResolveResult:
+        """What lore knows for an agent on `url`: the page's domain, org knowledge first."""
+        domain = page_domain(url)
+        flt = ChunkFilter(tenant_ids=(self.tenant, PUBLIC_TENANT), domains=(domain,))
+        if query and query.strip():
+            hits = self.search(query, flt, k)
+        else:
+            page = ChunkFilter(tenant_ids=flt.tenant_ids, urls=(url,))
+            hits = [Hit(c, 1.0) for c in self.store.scroll(page, k)]
+        org = [h for h in hits if h.chunk.tenant_id == self.tenant]
+        public = [h for h in hits if h.chunk.tenant_id != self.tenant]
+        return ResolveResult(org + public, bool(org))
+
+    def query(
+        self,
+        text: str,
+        k: int,
+        domains: Sequence[str] = (),
+        urls: Sequence[str] = (),
+        doc_types: Sequence[str] = (),
+        document_ids: Sequence[str] = (),
+        include_public: bool = True,
+        mode: SearchMode = "hybrid",
+    ) -> list[Hit]:
+        tenants = (self.tenant, PUBLIC_TENANT) if include_public else (self.tenant,)
+        flt = ChunkFilter(
+            tenant_ids=tenants,
+            domains=tuple(d.lower() for d in domains),
+            urls=tuple(urls),
+            doc_types=tuple(doc_types),
+            document_ids=tuple(document_ids),
+        )
+        return self.search(text, flt, k, mode)
+
+    # documents --------------------------------------------------------------------------------
+
+    def documents(self, limit: int, offset: int) -> tuple[list[Document], int]:
+        return (
+            self.catalog.list_documents(self.tenant, limit, offset),
+            self.catalog.count_documents(self.tenant),
+        )
+
+    def delete_document(self, doc_id: str) -> None:
+        self.indexer.delete(self.tenant, doc_id)

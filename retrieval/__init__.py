@@ -1,0 +1,32 @@
+"""Storage and search: the vector store seam, its embedded Qdrant Edge implementation, the
+relational catalog of documents and jobs, and deterministic ids. The bottom layer: imports no
+other lore package."""
+
+from retrieval.catalog import Catalog, Document, Job, utcnow
+from retrieval.edge import EdgeStore
+from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
+from retrieval.ids import chunk_id, content_hash, document_id
+from retrieval.store import VectorStore
+from retrieval.types import Chunk, ChunkFilter, Hit, Phase, SearchMode, SearchQuery, search_text
+
+__all__ = [
+    "Catalog",
+    "Chunk",
+    "ChunkFilter",
+    "Document",
+    "EdgeStore",
+    "Hit",
+    "Job",
+    "NotFoundError",
+    "Phase",
+    "RetrievalError",
+    "SearchMode",
+    "SearchQuery",
+    "StoreUnavailableError",
+    "VectorStore",
+    "chunk_id",
+    "content_hash",
+    "document_id",
+    "search_text",
+    "utcnow",
+]

@@ -1,0 +1,273 @@
+"""The relational catalog: documents and jobs (SQLite embedded, PostgreSQL in the server stack)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    delete,
+    func,
+    select,
+)
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+from retrieval.errors import NotFoundError, StoreUnavailableError
+
+JOB_STATES = ("queued", "running", "completed", "failed", "cancelled")
+FINISHED_STATES = ("completed", "failed", "cancelled")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Base(DeclarativeBase):
+    pass
+
+
+class _DocumentRow(_Base):
+    __tablename__ = "lore_documents"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    url: Mapped[str] = mapped_column(Text)
+    title: Mapped[str] = mapped_column(Text, default="")
+    doc_type: Mapped[str] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(String(32))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _JobRow(_Base):
+    __tablename__ = "lore_jobs"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    counts: Mapped[dict[str, int]] = mapped_column(JSON)
+    progress: Mapped[float] = mapped_column(Float, default=0.0)
+    message: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    tenant_id: str
+    url: str
+    title: str
+    doc_type: str
+    source: str
+    content_hash: str
+    size_bytes: int
+    chunk_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    tenant_id: str
+    kind: str
+    status: str
+    request: dict[str, Any]
+    counts: dict[str, int] = field(default_factory=dict)
+    progress: float = 0.0
+    message: str = ""
+    error: str | None = None
+    created_at: datetime = field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_STATES
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; everything lore stores is UTC.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def _document(row: _DocumentRow) -> Document:
+    return Document(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        url=row.url,
+        title=row.title,
+        doc_type=row.doc_type,
+        source=row.source,
+        content_hash=row.content_hash,
+        size_bytes=row.size_bytes,
+        chunk_count=row.chunk_count,
+        created_at=_aware(row.created_at) or utcnow(),
+        updated_at=_aware(row.updated_at) or utcnow(),
+    )
+
+
+def _job(row: _JobRow) -> Job:
+    return Job(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        kind=row.kind,
+        status=row.status,
+        request=dict(row.request),
+        counts=dict(row.counts),
+        progress=row.progress,
+        message=row.message,
+        error=row.error,
+        created_at=_aware(row.created_at) or utcnow(),
+        started_at=_aware(row.started_at),
+        finished_at=_aware(row.finished_at),
+    )
+
+
+class Catalog:
+    """Documents and jobs in any SQLAlchemy database (`sqlite:///...`, `postgresql+psycopg://...`)."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            self._engine: Engine = create_engine(url, pool_pre_ping=True)
+            _Base.metadata.create_all(self._engine)
+        except SQLAlchemyError as exc:
+            raise StoreUnavailableError(f"cannot open the catalog database {url!r}: {exc}") from exc
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    # documents -------------------------------------------------------------------------------
+
+    def put_document(self, doc: Document) -> Document:
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_DocumentRow, doc.id)
+            if row is None:
+                row = _DocumentRow(id=doc.id, created_at=doc.created_at)
+                session.add(row)
+            row.tenant_id = doc.tenant_id
+            row.url = doc.url
+            row.title = doc.title
+            row.doc_type = doc.doc_type
+            row.source = doc.source
+            row.content_hash = doc.content_hash
+            row.size_bytes = doc.size_bytes
+            row.chunk_count = doc.chunk_count
+            row.updated_at = doc.updated_at
+            session.flush()
+            return _document(row)
+
+    def get_document(self, tenant_id: str, doc_id: str) -> Document:
+        with Session(self._engine) as session:
+            row = session.get(_DocumentRow, doc_id)
+            if row is None or row.tenant_id != tenant_id:
+                raise NotFoundError(f"no document {doc_id}")
+            return _document(row)
+
+    def list_documents(self, tenant_id: str, limit: int = 100, offset: int = 0) -> list[Document]:
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_DocumentRow)
+                .where(_DocumentRow.tenant_id == tenant_id)
+                .order_by(_DocumentRow.updated_at.desc(), _DocumentRow.id)
+                .limit(limit)
+                .offset(offset)
+            )
+            return [_document(r) for r in rows]
+
+    def count_documents(self, tenant_id: str) -> int:
+        with Session(self._engine) as session:
+            total = session.scalar(
+                select(func.count())
+                .select_from(_DocumentRow)
+                .where(_DocumentRow.tenant_id == tenant_id)
+            )
+            return int(total or 0)
+
+    def delete_document(self, tenant_id: str, doc_id: str) -> None:
+        with Session(self._engine) as session, session.begin():
+            result = session.execute(
+                delete(_DocumentRow).where(
+                    _DocumentRow.id == doc_id, _DocumentRow.tenant_id == tenant_id
+                )
+            )
+            if getattr(result, "rowcount", 0) == 0:
+                raise NotFoundError(f"no document {doc_id}")
+
+    # jobs ------------------------------------------------------------------------------------
+
+    def create_job(self, tenant_id: str, kind: str, request: dict[str, Any]) -> Job:
+        job = Job(
+            id=str(uuid.uuid4()), tenant_id=tenant_id, kind=kind, status="queued", request=request
+        )
+        with Session(self._engine) as session, session.begin():
+            session.add(
+                _JobRow(
+                    id=job.id,
+                    tenant_id=tenant_id,
+                    kind=kind,
+                    status=job.status,
+                    request=request,
+                    counts={},
+                    progress=0.0,
+                    message="queued",
+                    created_at=job.created_at,
+                )
+            )
+        return job
+
+    def get_job(self, job_id: str, tenant_id: str | None = None) -> Job:
+        with Session(self._engine) as session:
+            row = session.get(_JobRow, job_id)
+            if row is None or (tenant_id is not None and row.tenant_id != tenant_id):
+                raise NotFoundError(f"no job {job_id}")
+            return _job(row)
+
+    def update_job(self, job_id: str, **changes: Any) -> Job:
+        unknown = set(changes) - {
+            "status",
+            "counts",
+            "progress",
+            "message",
+            "error",
+            "started_at",
+            "finished_at",
+        }
+        if unknown:
+            raise ValueError(f"cannot update job fields {sorted(unknown)}")
+        if "status" in changes and changes["status"] not in JOB_STATES:
+            raise ValueError(f"unknown job status {changes['status']!r}")
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_JobRow, job_id)
+            if row is None:
+                raise NotFoundError(f"no job {job_id}")
+            for key, value in changes.items():
+                setattr(row, key, value)
+            session.flush()
+            return _job(row)
+
+    def jobs_with_status(self, *statuses: str) -> list[Job]:
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_JobRow).where(_JobRow.status.in_(statuses)).order_by(_JobRow.created_at)
+            )
+            return [_job(r) for r in rows]

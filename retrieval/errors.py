@@ -1,0 +1,18 @@
+"""Errors raised by the storage layer.
+
+RetrievalError
+ ├── StoreUnavailableError   the vector store cannot be opened (locked by another process, corrupt)
+ └── NotFoundError           a document or job that does not exist
+"""
+
+
+class RetrievalError(Exception):
+    """Root of every error the retrieval package raises."""
+
+
+class StoreUnavailableError(RetrievalError):
+    """The store cannot be opened or used."""
+
+
+class NotFoundError(RetrievalError):
+    """The requested record does not exist."""
