@@ -10,7 +10,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import qdrant_edge as qe
 
@@ -23,6 +23,8 @@ DENSE = "dense"
 SPARSE = "bm25"
 INDEXED_FIELDS = ("tenant_id", "domain", "url", "phase", "document_id", "doc_type")
 _SCROLL_PAGE = 1024
+
+Fusion = Literal["dbsf", "rrf"]
 
 
 def _condition(key: str, values: tuple[str, ...]) -> qe.FieldCondition:
@@ -51,9 +53,12 @@ def build_filter(flt: ChunkFilter) -> qe.Filter | None:
 class EdgeStore:
     """`VectorStore` on an in-process Qdrant Edge shard stored under `path`."""
 
-    def __init__(self, path: Path, dim: int, rrf_k: int = 60) -> None:
+    def __init__(self, path: Path, dim: int, fusion: Fusion = "dbsf", rrf_k: int = 60) -> None:
+        if fusion not in ("dbsf", "rrf"):
+            raise ValueError(f"unknown fusion {fusion!r}; choose 'dbsf' or 'rrf'")
         self._path = path
         self._dim = dim
+        self._fusion = fusion
         self._rrf_k = rrf_k
         self._lock = threading.RLock()
         self._bm25 = qe.Bm25()
@@ -161,13 +166,19 @@ class EdgeStore:
                     qe.Prefetch(limit=depth, query=dense, filter=qfilter),
                     qe.Prefetch(limit=depth, query=sparse, filter=qfilter),
                 ],
-                query=qe.Fusion.Rrf(k=self._rrf_k),  # type: ignore[arg-type]  # stub lists Fusion only
+                query=self._fusion_query(),
                 filter=qfilter,
                 with_payload=True,
             )
         with self._lock:
             points = self._shard.query(request)
         return [Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points]
+
+    def _fusion_query(self) -> Any:
+        # The stub types the query as `Fusion`, the engine takes its inner classes.
+        if self._fusion == "rrf":
+            return qe.Fusion.Rrf(k=self._rrf_k)
+        return qe.Fusion.Dbsf()
 
     def close(self) -> None:
         with self._lock:

@@ -1,0 +1,128 @@
+"""Shared fixtures: a local website on 127.0.0.1, the real embedding model loaded once, and a
+lore app on a temporary data directory."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api import Lore, Settings, create_app
+from ingest import Embedder, SentenceTransformerEmbedder
+
+
+@dataclass
+class Page:
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    status: int = 200
+    delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Site:
+    """A real HTTP server on 127.0.0.1 serving `pages` (path -> Page); stops with the test."""
+
+    def __init__(self) -> None:
+        self.pages: dict[str, Page] = {}
+        self.requests: list[str] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.requests.append(self.path)
+                page = site.pages.get(self.path)
+                if page is None:
+                    page = Page(b"<html><body><h1>Not found</h1></body></html>", status=404)
+                if page.delay_s:
+                    time.sleep(page.delay_s)
+                try:
+                    self.send_response(page.status)
+                    self.send_header("Content-Type", page.content_type)
+                    self.send_header("Content-Length", str(len(page.body)))
+                    for key, value in page.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(page.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    server = Site()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> Embedder:
+    """The real all-MiniLM-L6-v2 model, loaded once for the whole run."""
+    return SentenceTransformerEmbedder()
+
+
+def make_settings(data_dir: Path, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "data_dir": data_dir,
+        "fetch": {"allow_private_addresses": True, "timeout_s": 2.0},
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def make_client(
+    tmp_path: Path, real_embedder: Embedder
+) -> Iterator[Callable[..., TestClient]]:
+    """Start a lore app (real model, real Qdrant Edge, SQLite) on tmp_path/data; call again to
+    'restart' on the same directory after closing the previous one."""
+    opened: list[tuple[TestClient, Lore]] = []
+
+    def start(**overrides: object) -> TestClient:
+        for client, lore in opened:
+            client.__exit__(None, None, None)
+            lore.close()
+        opened.clear()
+        settings = make_settings(tmp_path / "data", **overrides)
+        lore = Lore(settings, embedder=real_embedder)
+        client = TestClient(create_app(settings, lore=lore))
+        client.__enter__()
+        opened.append((client, lore))
+        return client
+
+    yield start
+    for client, lore in opened:
+        client.__exit__(None, None, None)
+        lore.close()
+
+
+def wait_for_job(client: TestClient, job_id: str, timeout_s: float = 60.0) -> dict[str, object]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        body: dict[str, object] = client.get(f"/knowledge/jobs/{job_id}").json()
+        if body["status"] in ("completed", "failed", "cancelled"):
+            return body
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish in {timeout_s}s")

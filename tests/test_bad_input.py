@@ -1,0 +1,125 @@
+"""Bad input gets a clear 4xx (or a failed job that says why) and the store is unchanged."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.conftest import Page, Site, wait_for_job
+
+pytestmark = pytest.mark.slow
+
+GOOD = b"# Handbook\n\nExpense reports are due on the fifth working day of each month.\n"
+
+
+def snapshot(client: TestClient) -> tuple[int, int]:
+    health = client.get("/healthz").json()
+    return health["documents"], health["chunks"]
+
+
+@pytest.fixture
+def seeded(make_client: Callable[..., TestClient]) -> TestClient:
+    client = make_client(max_upload_bytes=64 * 1024)
+    response = client.post("/knowledge/ingest", files={"files": ("handbook.md", GOOD)})
+    assert response.status_code == 201
+    return client
+
+
+@pytest.mark.parametrize(
+    ("filename", "data", "status", "code", "says"),
+    [
+        ("empty.md", b"", 422, "empty_document", "empty"),
+        ("blank.txt", b"  \n\n\t ", 422, "empty_document", "empty"),
+        ("garbage.html", os.urandom(2048) + b"\x00\x00", 415, "unsupported_type", "binary"),
+        ("photo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, 415, "unsupported_type", "binary"),
+        ("report.xyz", b"plain words in an unknown container", 415, "unsupported_type", ".xyz"),
+        ("app-shell.html", b"<html><head><script>boot()</script></head><body><div id='root'>"
+         b"</div><script src='/app.js'></script></body></html>", 422, "empty_document", "no text"),
+        ("big.txt", b"word " * 20000, 413, "too_large", "limit"),
+    ],
+)
+def test_bad_upload_is_refused_and_changes_nothing(
+    seeded: TestClient, filename: str, data: bytes, status: int, code: str, says: str
+) -> None:
+    before = snapshot(seeded)
+    response = seeded.post("/knowledge/ingest", files={"files": (filename, data)})
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"] == code
+    assert says in body["message"] and filename in body["message"]
+    assert snapshot(seeded) == before
+
+
+def test_one_bad_file_in_a_batch_stores_none_of_it(seeded: TestClient) -> None:
+    before = snapshot(seeded)
+    response = seeded.post(
+        "/knowledge/ingest",
+        files=[("files", ("ok.md", b"# Fine\n\nThis one is fine on its own.")),
+               ("files", ("bad.html", b"\x00\x01\x02\x03" * 100))],
+    )
+    assert response.status_code == 415
+    assert "bad.html" in response.json()["message"]
+    assert snapshot(seeded) == before
+
+
+def test_malformed_requests(seeded: TestClient) -> None:
+    assert seeded.post("/knowledge/ingest", json={"files": []}).status_code == 415
+    response = seeded.post("/knowledge/ingest", data={"title": "x"},
+                           files={"other": ("a.md", b"# A\n\ntext")})
+    assert response.status_code == 422 and "files" in response.json()["message"]
+    response = seeded.get("/knowledge/resolve", params={"url": "not a url", "query": "x"})
+    assert response.status_code == 422 and "absolute URL" in response.json()["message"]
+    response = seeded.get("/knowledge/resolve", params={"query": "x"})
+    assert response.status_code == 422 and "url" in response.json()["message"]
+    response = seeded.get("/knowledge/resolve", params={"url": "http://a.test/", "k": 0})
+    assert response.status_code == 422
+    response = seeded.post("/knowledge/query", json={"query": ""})
+    assert response.status_code == 422
+    response = seeded.post("/knowledge/index-link", json={"url": "ftp://example.com/x"})
+    assert response.status_code == 422 and "http" in response.json()["message"]
+    response = seeded.post("/knowledge/index-link", json={"url": "https://a.test",
+                                                          "strategy": "everything"})
+    assert response.status_code == 422 and "strategy" in response.json()["message"]
+    assert seeded.get("/knowledge/jobs/nope").status_code == 404
+    assert seeded.delete("/knowledge/documents/nope").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("path", "page", "reason"),
+    [
+        ("/missing", None, "http_404"),
+        ("/slow", Page(b"<html><body><p>late</p></body></html>", delay_s=5.0), "timeout"),
+        ("/server-error", Page(b"oops", status=500), "http_500"),
+        ("/image", Page(b"\x89PNG\r\n\x1a\n" + b"\x00" * 300, content_type="image/png"),
+         "UnsupportedTypeError"),
+        ("/empty", Page(b""), "EmptyDocumentError"),
+    ],
+)
+def test_failed_link_says_why_and_changes_nothing(
+    seeded: TestClient, site: Site, path: str, page: Page | None, reason: str
+) -> None:
+    if page is not None:
+        site.pages[path] = page
+    before = snapshot(seeded)
+    response = seeded.post("/knowledge/index-link", json={"url": site.url(path)})
+    assert response.status_code == 202
+    job = wait_for_job(seeded, response.json()["jobId"])
+    assert job["status"] == "failed"
+    assert str(job["error"]).startswith(reason), job
+    assert job["counts"]["failed"] == 1
+    assert snapshot(seeded) == before
+
+
+def test_private_addresses_are_refused_unless_allowed(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/internal"] = Page(b"<html><body><p>secret admin page</p></body></html>")
+    client = make_client(fetch={"allow_private_addresses": False})
+    response = client.post("/knowledge/index-link", json={"url": site.url("/internal")})
+    job = wait_for_job(client, response.json()["jobId"])
+    assert job["status"] == "failed"
+    assert "blocked_address" in str(job["error"]) and "ALLOW_PRIVATE" in str(job["error"])
+    assert site.requests == []
