@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -17,9 +19,13 @@ from api.settings import Settings
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings | None = None, lore: Lore | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, lore: Lore | None = None, announce_url: str | None = None
+) -> FastAPI:
     """Build the app. The store is opened at startup (or `lore` is used as given) and closed at
-    shutdown; index-link jobs left queued or running by a previous process resume."""
+    shutdown; index-link jobs left queued or running by a previous process resume. With
+    `announce_url`, the server records itself in DATA_DIR/server.json while it is up, so the CLI
+    on the same data directory talks to it instead of opening the store."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -30,9 +36,13 @@ def create_app(settings: Settings | None = None, lore: Lore | None = None) -> Fa
         app.state.worker = worker
         worker.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
+        if announce_url:
+            settings.server_file.write_text(json.dumps({"url": announce_url, "pid": os.getpid()}))
         try:
             yield
         finally:
+            if announce_url:
+                settings.server_file.unlink(missing_ok=True)
             await worker.stop()
             if lore is None:
                 instance.close()

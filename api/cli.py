@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -120,12 +119,8 @@ def serve(
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     url = f"http://{host}:{port}"
-    settings.server_file.write_text(json.dumps({"url": url, "pid": os.getpid()}))
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
-    try:
-        uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
-    finally:
-        settings.server_file.unlink(missing_ok=True)
+    uvicorn.run(create_app(settings, announce_url=url), host=host, port=port, log_level=log_level)
 
 
 @app.command("index-link")
@@ -270,3 +265,7 @@ def query(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

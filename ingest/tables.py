@@ -54,24 +54,34 @@ def repair_tables(markdown: str) -> str:
     block: list[str] = []
     in_fence = False
 
+    after_table = False
+
     def flush() -> None:
+        nonlocal after_table
         if block:
             if out and out[-1].strip():
                 out.append("")
             out.append(repair_table(block))
-            out.append("")
             block.clear()
+            after_table = True
+
+    def add(line: str) -> None:
+        nonlocal after_table
+        if after_table and line.strip():
+            out.append("")  # a table is followed by a blank line before anything else
+        after_table = False
+        out.append(line)
 
     for line in markdown.splitlines():
         if line.lstrip().startswith(("```", "~~~")):
             flush()
             in_fence = not in_fence
-            out.append(line)
+            add(line)
             continue
         if not in_fence and line.lstrip().startswith("|"):
             block.append(line)
             continue
         flush()
-        out.append(line)
+        add(line)
     flush()
     return "\n".join(out).strip("\n") + "\n"

@@ -1,0 +1,140 @@
+"""The chunker: properties (Hypothesis) and the Markdown structures it must keep intact."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ingest import chunk_markdown, count_words, split_sections
+from ingest.chunker import Section, chunk_section
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=9)
+
+
+@st.composite
+def sentences(draw: st.DrawFn, max_words: int = 12) -> str:
+    words = draw(st.lists(WORD, min_size=2, max_size=max_words))
+    return words[0].capitalize() + " " + " ".join(words[1:]) + "."
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Markdown with headings and paragraphs; also returns every sentence in order."""
+    parts: list[str] = []
+    order: list[str] = []
+    for n in range(draw(st.integers(1, 4))):
+        parts.append(f"{'#' * draw(st.integers(1, 3))} Heading {n}")
+        for _ in range(draw(st.integers(1, 3))):
+            drawn = draw(st.lists(sentences(), min_size=1, max_size=8))
+            # a unique word per sentence, so each can be found again
+            para = [f"S{len(order) + i} {text}" for i, text in enumerate(drawn)]
+            order.extend(para)
+            parts.append(" ".join(para))
+    return "\n\n".join(parts), order
+
+
+@settings(max_examples=150, deadline=None)
+@given(doc=documents(), max_tokens=st.integers(30, 120), overlap=st.integers(0, 14))
+def test_chunk_properties(doc: tuple[str, list[str]], max_tokens: int, overlap: int) -> None:
+    markdown, order = doc
+    chunks = chunk_markdown(markdown, max_tokens=max_tokens, overlap_tokens=overlap)
+    # no empty chunks, size bound
+    assert all(c.text.strip() for c in chunks)
+    assert all(count_words(c.text) <= max_tokens for c in chunks)
+    assert all(c.tokens == count_words(c.text) for c in chunks)
+    # every sentence lands in some chunk, and in order of first appearance
+    first_seen = []
+    for sentence in order:
+        holders = [i for i, c in enumerate(chunks) if sentence in c.text]
+        assert holders, sentence
+        first_seen.append(holders[0])
+    assert first_seen == sorted(first_seen)
+    # overlap: within a section, a chunk starts with the previous chunk's trailing sentences
+    # (at most `overlap` tokens), always including its last sentence when that one fits
+    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+        if prev.heading_path != nxt.heading_path:
+            continue
+        last = re.split(r"(?<=\.)\s+", prev.text)[-1]
+        if 0 < count_words(last) <= overlap:
+            end = nxt.text.find(last)
+            assert end >= 0, (prev.text, nxt.text)
+            repeated = nxt.text[: end + len(last)]
+            assert prev.text.endswith(repeated) and count_words(repeated) <= overlap
+        if overlap == 0:
+            assert last not in nxt.text
+
+
+@settings(max_examples=50, deadline=None)
+@given(words=st.lists(WORD, min_size=1, max_size=400), max_tokens=st.integers(8, 40))
+def test_oversized_sentences_are_split_at_words(words: list[str], max_tokens: int) -> None:
+    text = " ".join(words)
+    chunks = chunk_section(Section((), text), max_tokens=max_tokens, overlap_tokens=0)
+    assert all(count_words(c.text) <= max_tokens for c in chunks)
+    assert " ".join(c.text for c in chunks).split() == words
+
+
+def test_a_word_longer_than_the_budget_is_cut() -> None:
+    def chars(text: str) -> int:
+        return len(text.replace(" ", ""))
+
+    chunks = chunk_section(Section((), "x" * 50), max_tokens=16, overlap_tokens=0, count=chars)
+    assert "".join(c.text for c in chunks) == "x" * 50
+    assert all(chars(c.text) <= 16 for c in chunks)
+
+
+def test_sections_keep_heading_paths_and_ignore_headings_in_code() -> None:
+    markdown = """Intro before any heading.
+
+# Guide
+Top text.
+## Install
+```bash
+# not a heading
+pip install thing
+```
+### Linux
+Use the package manager.
+## Usage
+Run it.
+# Appendix
+The end.
+"""
+    paths = [(s.heading_path, s.text.splitlines()[0]) for s in split_sections(markdown)]
+    assert paths == [
+        ((), "Intro before any heading."),
+        (("Guide",), "Top text."),
+        (("Guide", "Install"), "```bash"),
+        (("Guide", "Install", "Linux"), "Use the package manager."),
+        (("Guide", "Usage"), "Run it."),
+        (("Appendix",), "The end."),
+    ]
+
+
+def test_a_long_table_is_split_by_rows_with_the_header_repeated() -> None:
+    rows = "\n".join(f"| item{i} | {i * 3} |" for i in range(40))
+    markdown = f"# Parts\n\n| Name | Price |\n| --- | --- |\n{rows}\n"
+    chunks = chunk_markdown(markdown, max_tokens=40, overlap_tokens=8)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        lines = chunk.text.splitlines()
+        assert lines[:2] == ["| Name | Price |", "| --- | --- |"]
+        assert all(line.startswith("| item") for line in lines[2:])
+    assert sum(len(c.text.splitlines()) - 2 for c in chunks) == 40
+
+
+def test_a_long_code_block_keeps_its_fences() -> None:
+    code = "\n".join(f"print({i})" for i in range(60))
+    chunks = chunk_markdown(f"# Code\n\n```python\n{code}\n```\n", max_tokens=20, overlap_tokens=4)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        lines = chunk.text.splitlines()
+        assert lines[0] == "```python" and lines[-1] == "```"
+
+
+@pytest.mark.parametrize(("max_tokens", "overlap"), [(4, 0), (50, 25), (50, -1)])
+def test_bad_budgets_are_refused(max_tokens: int, overlap: int) -> None:
+    with pytest.raises(ValueError, match="tokens"):
+        chunk_markdown("# A\n\ntext", max_tokens=max_tokens, overlap_tokens=overlap)

@@ -1,0 +1,117 @@
+"""The `lore` CLI: local mode on the data directory, and client mode against a running server.
+
+These use the hash embedder (`LORE_EMBEDDING__BACKEND=hash`, a deterministic fake) so the
+commands start fast; the API tests cover the real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import Page, Site
+
+pytestmark = pytest.mark.slow
+
+DOC = b"# Onboarding\n\n## Laptop\n\nNew hires collect their laptop from the IT desk on floor 3.\n"
+
+
+def lore(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "api.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    values = dict(os.environ)
+    values.update({
+        "LORE_DATA_DIR": str(tmp_path / "data"),
+        "LORE_EMBEDDING__BACKEND": "hash",
+        "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
+        "COLUMNS": "200",
+    })
+    return values
+
+
+def test_local_mode_ingest_and_query(env: dict[str, str], tmp_path: Path, site: Site) -> None:
+    doc = tmp_path / "onboarding.md"
+    doc.write_bytes(DOC)
+    result = lore(env, "ingest", str(doc))
+    assert result.returncode == 0, result.stderr
+    assert "onboarding.md: 1 chunks" in result.stderr
+
+    result = lore(env, "query", "where do I get my laptop", "--json")
+    assert result.returncode == 0, result.stderr
+    [chunk] = json.loads(result.stdout)
+    assert "IT desk on floor 3" in chunk["text"] and chunk["headingPath"] == ["Onboarding",
+                                                                              "Laptop"]
+
+    site.pages["/faq"] = Page(b"<html><head><title>FAQ</title></head><body><article><h1>FAQ"
+                              b"</h1><p>The cafeteria opens at eight in the morning and closes "
+                              b"at three in the afternoon on weekdays.</p></article></body>"
+                              b"</html>")
+    result = lore(env, "index-link", site.url("/faq"))
+    assert result.returncode == 0, result.stderr
+    result = lore(env, "query", "cafeteria opening hours", "--url", site.url("/"), "--json")
+    assert "eight in the morning" in json.loads(result.stdout)[0]["text"]
+
+    missing = lore(env, "index-link", site.url("/nope"))
+    assert missing.returncode == 1 and "http_404" in missing.stderr
+    bad = tmp_path / "bad.html"
+    bad.write_bytes(b"\x00\x01\x02" * 100)
+    refused = lore(env, "ingest", str(bad))
+    assert refused.returncode == 2 and "binary" in refused.stderr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def server(env: dict[str, str]) -> Iterator[str]:
+    port = free_port()
+    env["LORE_PORT"] = str(port)
+    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError("lore serve did not start")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert not (Path(env["LORE_DATA_DIR"]) / "server.json").exists()
+
+
+def test_cli_talks_to_a_running_server(
+    env: dict[str, str], server: str, tmp_path: Path
+) -> None:
+    # The server holds the store's lock: these commands can only succeed through its API.
+    doc = tmp_path / "onboarding.md"
+    doc.write_bytes(DOC)
+    result = lore(env, "ingest", str(doc))
+    assert result.returncode == 0, result.stderr
+    assert "1 chunks" in result.stderr
+    assert httpx.get(f"{server}/knowledge/documents").json()["total"] == 1
+    result = lore(env, "query", "laptop IT desk", "--json")
+    assert result.returncode == 0 and "floor 3" in json.loads(result.stdout)[0]["text"]
+    failed = lore(env, "index-link", "http://127.0.0.1:9/unreachable")
+    assert failed.returncode == 1 and "job failed" in failed.stderr

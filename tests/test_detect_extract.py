@@ -1,0 +1,93 @@
+"""Type detection, decoding, HTML extraction and table repair."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest import (
+    EmptyDocumentError,
+    UnsupportedTypeError,
+    decode_text,
+    detect_type,
+    extract_html,
+    repair_tables,
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "filename", "content_type", "expected"),
+    [
+        (b"<!DOCTYPE html><html><body><p>x</p></body></html>", "page.txt", None, "html"),
+        (b"<!-- c --><html><p>x</p></html>", None, "text/plain", "html"),
+        (b"# Title\n\nbody", "notes.md", None, "markdown"),
+        (b"# Title\n\nbody", "notes.txt", None, "text"),
+        (b"# Title\n\nbody", None, "text/markdown; charset=utf-8", "markdown"),
+        (b"# Title\n\nbody", None, None, "markdown"),
+        (b"just words", None, None, "text"),
+        (b"<div><p>fragment</p></div>", None, None, "html"),
+        ("caf\u00e9 cr\u00e8me".encode("cp1252"), "menu.txt", None, "text"),
+        (b"\xef\xbb\xbfBOM text", "bom.txt", None, "text"),
+    ],
+)
+def test_detects_types(
+    data: bytes, filename: str | None, content_type: str | None, expected: str
+) -> None:
+    assert detect_type(data, filename, content_type) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "filename", "content_type", "error", "message"),
+    [
+        (b"", "a.md", None, EmptyDocumentError, "empty"),
+        (b"\x00\x01\x02\xff" * 50, "a.html", None, UnsupportedTypeError, "binary"),
+        (b"%PDF-1.7\n\x00\x00binary", "a.pdf", "application/pdf", UnsupportedTypeError, "binary"),
+        (b"words", "a.docx", None, UnsupportedTypeError, ".docx"),
+        (b"{}", None, "application/json", UnsupportedTypeError, "application/json"),
+    ],
+)
+def test_refuses_what_it_cannot_read(
+    data: bytes, filename: str, content_type: str | None, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        detect_type(data, filename, content_type)
+
+
+def test_decoding_follows_bom_declared_and_meta_charsets() -> None:
+    assert decode_text("né".encode("latin-1"), "text/plain; charset=latin-1") == "né"
+    meta = b'<html><head><meta charset="windows-1252"></head><body>\x93hi\x94</body></html>'
+    assert "\u201chi\u201d" in decode_text(meta)
+    assert decode_text("naïve".encode()) == "naïve"
+    assert decode_text(b"\x93smart\x94") == "\u201csmart\u201d"
+
+
+def test_table_repair_adds_separator_and_moves_caption() -> None:
+    broken = "Intro\n| Monthly prices |  |  |\n|---|---|---|\n| Plan | Price | Seats |\n" \
+             "|---|---|---|\n| Team | 49 | 25 |\n| Solo | 5 |\n\nAfter"
+    fixed = repair_tables(broken)
+    assert fixed == (
+        "Intro\n\nMonthly prices\n\n| Plan | Price | Seats |\n| --- | --- | --- |\n"
+        "| Team | 49 | 25 |\n| Solo | 5 |  |\n\nAfter\n"
+    )
+    no_header = "| a | b |\n| c | d |"
+    assert repair_tables(no_header) == "| a | b |\n| --- | --- |\n| c | d |\n"
+    fenced = "```\n| not | a table |\n```"
+    assert repair_tables(fenced) == fenced + "\n"
+
+
+def test_falls_back_to_readability_when_trafilatura_finds_little() -> None:
+    # A page whose only content is in a bare div with short paragraphs: trafilatura keeps
+    # little of it; whatever extractor wins, the text must be there and the boilerplate not.
+    paragraphs = "".join(
+        f"<div class='entry'><span>Step {i}: tighten bolt number {i} to 12 newton metres."
+        f"</span></div>" for i in range(12)
+    )
+    html = (f"<html><head><title>Torque table</title></head><body><div id='menu'><a href='/'>"
+            f"Home</a></div><div id='content'>{paragraphs}</div></body></html>")
+    extracted = extract_html(html)
+    assert extracted.title == "Torque table"
+    assert "tighten bolt number 7" in extracted.markdown
+    assert extracted.extractor in ("trafilatura", "readability")
+
+
+def test_extraction_of_an_empty_page_is_empty() -> None:
+    assert extract_html("<html><body><script>x()</script></body></html>").markdown == ""
