@@ -93,9 +93,7 @@ def make_settings(data_dir: Path, **overrides: object) -> Settings:
 
 
 @pytest.fixture
-def make_client(
-    tmp_path: Path, real_embedder: Embedder
-) -> Iterator[Callable[..., TestClient]]:
+def make_client(tmp_path: Path, real_embedder: Embedder) -> Iterator[Callable[..., TestClient]]:
     """Start a lore app (real model, real Qdrant Edge, SQLite) on tmp_path/data; call again to
     'restart' on the same directory after closing the previous one."""
     opened: list[tuple[TestClient, Lore]] = []

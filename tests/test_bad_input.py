@@ -36,8 +36,14 @@ def seeded(make_client: Callable[..., TestClient]) -> TestClient:
         ("garbage.html", os.urandom(2048) + b"\x00\x00", 415, "unsupported_type", "binary"),
         ("photo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, 415, "unsupported_type", "binary"),
         ("report.xyz", b"plain words in an unknown container", 415, "unsupported_type", ".xyz"),
-        ("app-shell.html", b"<html><head><script>boot()</script></head><body><div id='root'>"
-         b"</div><script src='/app.js'></script></body></html>", 422, "empty_document", "no text"),
+        (
+            "app-shell.html",
+            b"<html><head><script>boot()</script></head><body><div id='root'>"
+            b"</div><script src='/app.js'></script></body></html>",
+            422,
+            "empty_document",
+            "no text",
+        ),
         ("big.txt", b"word " * 20000, 413, "too_large", "limit"),
     ],
 )
@@ -57,8 +63,10 @@ def test_one_bad_file_in_a_batch_stores_none_of_it(seeded: TestClient) -> None:
     before = snapshot(seeded)
     response = seeded.post(
         "/knowledge/ingest",
-        files=[("files", ("ok.md", b"# Fine\n\nThis one is fine on its own.")),
-               ("files", ("bad.html", b"\x00\x01\x02\x03" * 100))],
+        files=[
+            ("files", ("ok.md", b"# Fine\n\nThis one is fine on its own.")),
+            ("files", ("bad.html", b"\x00\x01\x02\x03" * 100)),
+        ],
     )
     assert response.status_code == 415
     assert "bad.html" in response.json()["message"]
@@ -67,8 +75,9 @@ def test_one_bad_file_in_a_batch_stores_none_of_it(seeded: TestClient) -> None:
 
 def test_malformed_requests(seeded: TestClient) -> None:
     assert seeded.post("/knowledge/ingest", json={"files": []}).status_code == 415
-    response = seeded.post("/knowledge/ingest", data={"title": "x"},
-                           files={"other": ("a.md", b"# A\n\ntext")})
+    response = seeded.post(
+        "/knowledge/ingest", data={"title": "x"}, files={"other": ("a.md", b"# A\n\ntext")}
+    )
     assert response.status_code == 422 and "files" in response.json()["message"]
     response = seeded.get("/knowledge/resolve", params={"url": "not a url", "query": "x"})
     assert response.status_code == 422 and "absolute URL" in response.json()["message"]
@@ -80,8 +89,9 @@ def test_malformed_requests(seeded: TestClient) -> None:
     assert response.status_code == 422
     response = seeded.post("/knowledge/index-link", json={"url": "ftp://example.com/x"})
     assert response.status_code == 422 and "http" in response.json()["message"]
-    response = seeded.post("/knowledge/index-link", json={"url": "https://a.test",
-                                                          "strategy": "everything"})
+    response = seeded.post(
+        "/knowledge/index-link", json={"url": "https://a.test", "strategy": "everything"}
+    )
     assert response.status_code == 422 and "strategy" in response.json()["message"]
     assert seeded.get("/knowledge/jobs/nope").status_code == 404
     assert seeded.delete("/knowledge/documents/nope").status_code == 404
@@ -93,8 +103,11 @@ def test_malformed_requests(seeded: TestClient) -> None:
         ("/missing", None, "http_404"),
         ("/slow", Page(b"<html><body><p>late</p></body></html>", delay_s=5.0), "timeout"),
         ("/server-error", Page(b"oops", status=500), "http_500"),
-        ("/image", Page(b"\x89PNG\r\n\x1a\n" + b"\x00" * 300, content_type="image/png"),
-         "UnsupportedTypeError"),
+        (
+            "/image",
+            Page(b"\x89PNG\r\n\x1a\n" + b"\x00" * 300, content_type="image/png"),
+            "UnsupportedTypeError",
+        ),
         ("/empty", Page(b""), "EmptyDocumentError"),
     ],
 )

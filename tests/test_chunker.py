@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -54,7 +55,7 @@ def test_chunk_properties(doc: tuple[str, list[str]], max_tokens: int, overlap: 
     assert first_seen == sorted(first_seen)
     # overlap: within a section, a chunk starts with the previous chunk's trailing sentences
     # (at most `overlap` tokens), always including its last sentence when that one fits
-    for prev, nxt in zip(chunks, chunks[1:], strict=False):
+    for prev, nxt in itertools.pairwise(chunks):
         if prev.heading_path != nxt.heading_path:
             continue
         last = re.split(r"(?<=\.)\s+", prev.text)[-1]

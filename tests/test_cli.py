@@ -25,19 +25,27 @@ DOC = b"# Onboarding\n\n## Laptop\n\nNew hires collect their laptop from the IT 
 
 
 def lore(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "api.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "api.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     values = dict(os.environ)
-    values.update({
-        "LORE_DATA_DIR": str(tmp_path / "data"),
-        "LORE_EMBEDDING__BACKEND": "hash",
-        "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
-        "COLUMNS": "200",
-    })
+    values.update(
+        {
+            "LORE_DATA_DIR": str(tmp_path / "data"),
+            "LORE_EMBEDDING__BACKEND": "hash",
+            "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
+            "COLUMNS": "200",
+        }
+    )
     return values
 
 
@@ -51,13 +59,17 @@ def test_local_mode_ingest_and_query(env: dict[str, str], tmp_path: Path, site: 
     result = lore(env, "query", "where do I get my laptop", "--json")
     assert result.returncode == 0, result.stderr
     [chunk] = json.loads(result.stdout)
-    assert "IT desk on floor 3" in chunk["text"] and chunk["headingPath"] == ["Onboarding",
-                                                                              "Laptop"]
+    assert "IT desk on floor 3" in chunk["text"] and chunk["headingPath"] == [
+        "Onboarding",
+        "Laptop",
+    ]
 
-    site.pages["/faq"] = Page(b"<html><head><title>FAQ</title></head><body><article><h1>FAQ"
-                              b"</h1><p>The cafeteria opens at eight in the morning and closes "
-                              b"at three in the afternoon on weekdays.</p></article></body>"
-                              b"</html>")
+    site.pages["/faq"] = Page(
+        b"<html><head><title>FAQ</title></head><body><article><h1>FAQ"
+        b"</h1><p>The cafeteria opens at eight in the morning and closes "
+        b"at three in the afternoon on weekdays.</p></article></body>"
+        b"</html>"
+    )
     result = lore(env, "index-link", site.url("/faq"))
     assert result.returncode == 0, result.stderr
     result = lore(env, "query", "cafeteria opening hours", "--url", site.url("/"), "--json")
@@ -81,8 +93,13 @@ def free_port() -> int:
 def server(env: dict[str, str]) -> Iterator[str]:
     port = free_port()
     env["LORE_PORT"] = str(port)
-    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -101,9 +118,7 @@ def server(env: dict[str, str]) -> Iterator[str]:
     assert not (Path(env["LORE_DATA_DIR"]) / "server.json").exists()
 
 
-def test_cli_talks_to_a_running_server(
-    env: dict[str, str], server: str, tmp_path: Path
-) -> None:
+def test_cli_talks_to_a_running_server(env: dict[str, str], server: str, tmp_path: Path) -> None:
     # The server holds the store's lock: these commands can only succeed through its API.
     doc = tmp_path / "onboarding.md"
     doc.write_bytes(DOC)

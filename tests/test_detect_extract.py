@@ -61,8 +61,10 @@ def test_decoding_follows_bom_declared_and_meta_charsets() -> None:
 
 
 def test_table_repair_adds_separator_and_moves_caption() -> None:
-    broken = "Intro\n| Monthly prices |  |  |\n|---|---|---|\n| Plan | Price | Seats |\n" \
-             "|---|---|---|\n| Team | 49 | 25 |\n| Solo | 5 |\n\nAfter"
+    broken = (
+        "Intro\n| Monthly prices |  |  |\n|---|---|---|\n| Plan | Price | Seats |\n"
+        "|---|---|---|\n| Team | 49 | 25 |\n| Solo | 5 |\n\nAfter"
+    )
     fixed = repair_tables(broken)
     assert fixed == (
         "Intro\n\nMonthly prices\n\n| Plan | Price | Seats |\n| --- | --- | --- |\n"
@@ -79,10 +81,13 @@ def test_falls_back_to_readability_when_trafilatura_finds_little() -> None:
     # little of it; whatever extractor wins, the text must be there and the boilerplate not.
     paragraphs = "".join(
         f"<div class='entry'><span>Step {i}: tighten bolt number {i} to 12 newton metres."
-        f"</span></div>" for i in range(12)
+        f"</span></div>"
+        for i in range(12)
     )
-    html = (f"<html><head><title>Torque table</title></head><body><div id='menu'><a href='/'>"
-            f"Home</a></div><div id='content'>{paragraphs}</div></body></html>")
+    html = (
+        f"<html><head><title>Torque table</title></head><body><div id='menu'><a href='/'>"
+        f"Home</a></div><div id='content'>{paragraphs}</div></body></html>"
+    )
     extracted = extract_html(html)
     assert extracted.title == "Torque table"
     assert "tighten bolt number 7" in extracted.markdown

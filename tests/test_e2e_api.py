@@ -28,7 +28,9 @@ def page(title: str, article: str) -> bytes:
 <main><article>{article}</article></main></div>{FOOTER}</body></html>""".encode()
 
 
-PRICING = page("Pricing", """<h1>Pricing plans</h1>
+PRICING = page(
+    "Pricing",
+    """<h1>Pricing plans</h1>
 <p>Acme offers three subscription plans for teams of every size. Every plan includes unlimited
 projects, automatic backups and email support during business hours.</p>
 <h2>Plan comparison</h2>
@@ -38,9 +40,12 @@ projects, automatic backups and email support during business hours.</p>
 <tr><td>Team</td><td>49</td><td>25</td></tr>
 <tr><td>Enterprise</td><td>399</td><td>unlimited</td></tr></tbody></table>
 <h2>Billing</h2><p>Invoices are issued on the first day of each month. You can pay by credit
-card or by bank transfer; annual billing gives two months free.</p>""")
+card or by bank transfer; annual billing gives two months free.</p>""",
+)
 
-INSTALL = page("Installing the CLI", """<h1>Installing the command-line tool</h1>
+INSTALL = page(
+    "Installing the CLI",
+    """<h1>Installing the command-line tool</h1>
 <p>The acme command-line tool manages deployments from your terminal. It runs on Linux, macOS
 and Windows and needs Python 3.10 or newer.</p>
 <h2>Install with pip</h2><p>Install the package from PyPI, then log in once with your
@@ -49,18 +54,27 @@ personal access token:</p>
 acme login --token "$ACME_TOKEN"
 acme deploy --env staging</code></pre>
 <h2>Upgrading</h2><p>Run the install command again with the upgrade flag to get the newest
-release. Release notes are published on the changelog page.</p>""")
+release. Release notes are published on the changelog page.</p>""",
+)
 
-SECURITY = page("Security", """<h1>Security and access tokens</h1>
+SECURITY = page(
+    "Security",
+    """<h1>Security and access tokens</h1>
 <p>Personal access tokens authenticate the command-line tool and the REST API. Treat them like
 passwords and never commit them to a repository.</p>
 <h2>Token lifetime</h2><p>Access tokens expire ninety days after they are created. Rotate a
 token from the account settings page before it expires to avoid failed deployments.</p>
 <h2>Two-factor authentication</h2><p>Organisation owners can require two-factor authentication
-for every member. Members without it are blocked until they enrol an authenticator app.</p>""")
+for every member. Members without it are blocked until they enrol an authenticator app.</p>""",
+)
 
-BOILERPLATE = ("Sign in to your account", "All rights reserved", "We are hiring",
-               "Privacy policy", "window.analytics")
+BOILERPLATE = (
+    "Sign in to your account",
+    "All rights reserved",
+    "We are hiring",
+    "Privacy policy",
+    "window.analytics",
+)
 
 
 @pytest.fixture
@@ -92,9 +106,7 @@ def all_chunks(client: TestClient, site: Site) -> list[dict[str, object]]:
     return chunks
 
 
-def test_index_resolve_and_restart(
-    make_client: Callable[..., TestClient], docs_site: Site
-) -> None:
+def test_index_resolve_and_restart(make_client: Callable[..., TestClient], docs_site: Site) -> None:
     client = make_client()
     for path in ("/pricing", "/install", "/security"):
         job = index(client, docs_site.url(path))
@@ -149,9 +161,7 @@ def test_index_resolve_and_restart(
     # Restart on the same data directory: everything is still there, answers unchanged.
     client = make_client()
     assert client.get("/knowledge/documents").json()["total"] == 3
-    assert sorted(c["id"] for c in all_chunks(client, docs_site)) == sorted(
-        c["id"] for c in stored
-    )
+    assert sorted(c["id"] for c in all_chunks(client, docs_site)) == sorted(c["id"] for c in stored)
     body = resolve(client, docs_site.url("/"), "When do access tokens expire?")
     assert "ninety days" in body["chunks"][0]["text"]
 
@@ -201,8 +211,10 @@ def test_upload_query_and_delete(make_client: Callable[..., TestClient]) -> None
     notes = b"Office wifi password changes every Monday. Ask the front desk for the new one.\n"
     response = client.post(
         "/knowledge/ingest",
-        files=[("files", ("runbook.md", markdown, "text/markdown")),
-               ("files", ("notes.txt", notes, "text/plain"))],
+        files=[
+            ("files", ("runbook.md", markdown, "text/markdown")),
+            ("files", ("notes.txt", notes, "text/plain")),
+        ],
     )
     assert response.status_code == 201, response.text
     files = response.json()["files"]
@@ -210,8 +222,9 @@ def test_upload_query_and_delete(make_client: Callable[..., TestClient]) -> None
     assert files[0]["document"]["docType"] == "markdown" and files[0]["chunks"] == 2
     assert files[1]["document"]["docType"] == "text"
 
-    hits = client.post("/knowledge/query", json={"query": "what to do when the disk fills up",
-                                                 "k": 3}).json()["chunks"]
+    hits = client.post(
+        "/knowledge/query", json={"query": "what to do when the disk fills up", "k": 3}
+    ).json()["chunks"]
     assert hits[0]["headingPath"] == ["Runbook", "Disk alerts"]
     assert hits[0]["url"] == "upload://runbook.md"
 
@@ -231,6 +244,12 @@ def test_health_and_openapi(make_client: Callable[..., TestClient]) -> None:
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["embeddingModel"] == "all-MiniLM-L6-v2"
     spec = client.get("/openapi.json").json()
-    for path in ("/knowledge/index-link", "/knowledge/ingest", "/knowledge/resolve",
-                 "/knowledge/query", "/knowledge/documents", "/knowledge/jobs/{job_id}"):
+    for path in (
+        "/knowledge/index-link",
+        "/knowledge/ingest",
+        "/knowledge/resolve",
+        "/knowledge/query",
+        "/knowledge/documents",
+        "/knowledge/jobs/{job_id}",
+    ):
         assert path in spec["paths"]

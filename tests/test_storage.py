@@ -31,15 +31,31 @@ from retrieval import (
 EMBEDDER = HashEmbedder()
 
 
-def make_chunk(tenant: str, url: str, text: str, position: int = 0, domain: str = "a.test",
-               doc_type: str = "html") -> Chunk:
+def make_chunk(
+    tenant: str,
+    url: str,
+    text: str,
+    position: int = 0,
+    domain: str = "a.test",
+    doc_type: str = "html",
+) -> Chunk:
     doc = document_id(tenant, url)
     digest = content_hash(text)
     return Chunk(
-        id=chunk_id(tenant, doc, "static", None, digest), tenant_id=tenant, source_id="test",
-        document_id=doc, url=url, domain=domain, title="T", heading_path=("H",), text=text,
-        content_hash=digest, doc_type=doc_type, position=position,
-        fetched_at=utcnow().isoformat(), ingested_at=utcnow().isoformat(),
+        id=chunk_id(tenant, doc, "static", None, digest),
+        tenant_id=tenant,
+        source_id="test",
+        document_id=doc,
+        url=url,
+        domain=domain,
+        title="T",
+        heading_path=("H",),
+        text=text,
+        content_hash=digest,
+        doc_type=doc_type,
+        position=position,
+        fetched_at=utcnow().isoformat(),
+        ingested_at=utcnow().isoformat(),
         vector=EMBEDDER.embed_query(text),
     )
 
@@ -88,8 +104,11 @@ def test_edge_store_round_trip_filters_and_persistence(tmp_path: Path) -> None:
 
 def test_superseded_chunks_are_hidden_unless_asked(tmp_path: Path) -> None:
     store = EdgeStore(tmp_path / "v", EMBEDDER.dim)
-    old = replace(make_chunk("t", "http://a.test/", "status pending"), superseded_by="x",
-                  superseded_at=utcnow().isoformat())
+    old = replace(
+        make_chunk("t", "http://a.test/", "status pending"),
+        superseded_by="x",
+        superseded_at=utcnow().isoformat(),
+    )
     store.upsert([old, make_chunk("t", "http://a.test/", "status approved")])
     assert search(store, "status", ChunkFilter(tenant_ids=("t",))) == ["status approved"]
     both = search(store, "status", ChunkFilter(tenant_ids=("t",), include_superseded=True))
@@ -102,11 +121,18 @@ def test_a_second_process_cannot_open_a_held_store(tmp_path: Path) -> None:
     import sys
 
     store = EdgeStore(tmp_path / "v", EMBEDDER.dim)
-    code = ("import sys; from pathlib import Path; from retrieval import EdgeStore, "
-            "StoreUnavailableError\ntry:\n    EdgeStore(Path(sys.argv[1]), 384)\n"
-            "except StoreUnavailableError as e:\n    print('refused:', e); sys.exit(3)\n")
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "v")],
-                            capture_output=True, text=True, timeout=60, check=False)
+    code = (
+        "import sys; from pathlib import Path; from retrieval import EdgeStore, "
+        "StoreUnavailableError\ntry:\n    EdgeStore(Path(sys.argv[1]), 384)\n"
+        "except StoreUnavailableError as e:\n    print('refused:', e); sys.exit(3)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "v")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert result.returncode == 3, result.stderr
     assert "Another lore process" in result.stdout
     store.close()
@@ -143,9 +169,19 @@ def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]
 def test_catalog_documents_and_jobs(catalog: Catalog) -> None:
     tenant = f"tenant-{uuid.uuid4()}"  # PostgreSQL is shared between runs: isolate by tenant
     now = utcnow()
-    doc = Document(id=str(uuid.uuid4()), tenant_id=tenant, url="http://a.test/", title="A",
-                   doc_type="html", source="link", content_hash="h", size_bytes=10,
-                   chunk_count=2, created_at=now, updated_at=now)
+    doc = Document(
+        id=str(uuid.uuid4()),
+        tenant_id=tenant,
+        url="http://a.test/",
+        title="A",
+        doc_type="html",
+        source="link",
+        content_hash="h",
+        size_bytes=10,
+        chunk_count=2,
+        created_at=now,
+        updated_at=now,
+    )
     catalog.put_document(doc)
     catalog.put_document(replace(doc, chunk_count=3, updated_at=now + timedelta(seconds=1)))
     stored = catalog.get_document(tenant, doc.id)
@@ -161,8 +197,9 @@ def test_catalog_documents_and_jobs(catalog: Catalog) -> None:
     job = catalog.create_job(tenant, "index-link", {"url": "http://a.test/"})
     assert catalog.get_job(job.id).status == "queued"
     assert job.id in [j.id for j in catalog.jobs_with_status("queued")]
-    done = catalog.update_job(job.id, status="completed", counts={"chunks": 4}, progress=1.0,
-                              finished_at=utcnow())
+    done = catalog.update_job(
+        job.id, status="completed", counts={"chunks": 4}, progress=1.0, finished_at=utcnow()
+    )
     assert done.finished and done.counts == {"chunks": 4}
     with pytest.raises(NotFoundError):
         catalog.get_job(job.id, tenant_id="someone-else")
