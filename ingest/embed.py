@@ -92,7 +92,7 @@ class SentenceTransformerEmbedder(Embedder):
         self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+        return len(self._tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         with self._lock:

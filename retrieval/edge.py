@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 
 DENSE = "dense"
 SPARSE = "bm25"
-INDEXED_FIELDS = ("tenant_id", "domain", "url", "phase", "document_id", "doc_type")
+INDEXED_FIELDS = ("tenant_id", "domain", "url", "phase", "document_id", "doc_type", "state")
 _SCROLL_PAGE = 1024
 
 Fusion = Literal["dbsf", "rrf"]
@@ -46,7 +46,7 @@ def build_filter(flt: ChunkFilter) -> qe.Filter | None:
         if values:
             must.append(_condition(key, values))
     if not flt.include_superseded:
-        must.append(qe.IsNullCondition("superseded_by"))
+        must.append(qe.FieldCondition("state", match=qe.MatchValue("current")))
     return qe.Filter(must=must) if must else None
 
 
@@ -76,6 +76,7 @@ class EdgeStore:
                     self._shard.update(
                         qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword)
                     )
+
         except Exception as exc:
             raise StoreUnavailableError(
                 f"cannot open the vector store at {path}: {exc}. Another lore process (a server "

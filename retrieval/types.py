@@ -63,6 +63,9 @@ class Chunk:
             "trigger_action": self.trigger_action,
             "scope": self.scope,
             "superseded_by": self.superseded_by,
+            # An indexed keyword: a null check on an unindexed field, or a bool index, makes
+            # the engine read payloads from disk (measured: 10-15 ms vs 0.5 ms at 2.5k points).
+            "state": "superseded" if self.superseded_by else "current",
             "superseded_at": self.superseded_at,
             "fetched_at": self.fetched_at,
             "ingested_at": self.ingested_at,

@@ -1,0 +1,41 @@
+"""Helpers shared by the benchmark scripts (not part of the lore package)."""
+
+from __future__ import annotations
+
+import resource
+import statistics
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
+TRAFILATURA_EVAL = DATA / "extraction" / "trafilatura-eval" / "tests" / "eval"
+
+
+def default_corpus() -> Path:
+    """The Python docs from Debian's python3.11-doc when installed, else trafilatura's pages."""
+    return PYTHON_DOCS if PYTHON_DOCS.is_dir() else TRAFILATURA_EVAL
+
+
+def html_files(corpus: Path, limit: int) -> list[Path]:
+    files = sorted(p for p in corpus.rglob("*") if p.suffix in (".html", ".htm") and p.is_file())
+    if not files:
+        raise SystemExit(f"no HTML files under {corpus}")
+    return files[:limit] if limit else files
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary_ms(values: list[float]) -> str:
+    ms = [v * 1000 for v in values]
+    return (
+        f"p50 {percentile(ms, 50):.1f} ms, p95 {percentile(ms, 95):.1f} ms, "
+        f"mean {statistics.fmean(ms):.1f} ms, max {max(ms):.1f} ms (n={len(ms)})"
+    )

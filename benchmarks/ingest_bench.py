@@ -1,0 +1,75 @@
+"""Ingest N real HTML pages through lore's pipeline and print pages/s and chunks/s.
+
+    python benchmarks/ingest_bench.py [--corpus DIR] [--limit N] [--data-dir DIR]
+
+Phases: extract + chunk (trafilatura, chunker with the model tokenizer), then embed + store
+(all-MiniLM-L6-v2 on the CPU, Qdrant Edge). Default corpus: the Python docs from Debian's
+python3.11-doc if installed, else the trafilatura benchmark pages in ../shared/data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+from _common import default_corpus, html_files, peak_rss_mb
+
+from api import Lore, Settings
+from ingest import IngestError, SourceDocument
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    parser.add_argument("--limit", type=int, default=200, help="pages (0 = all)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="keep the index here (default: a temporary directory)",
+    )
+    args = parser.parse_args()
+
+    files = html_files(args.corpus, args.limit)
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = args.data_dir or Path(tmp)
+        lore = Lore(Settings(data_dir=data_dir))  # the real model and engine
+        try:
+            t0 = time.perf_counter()
+            prepared, failed = [], 0
+            for path in files:
+                rel = path.relative_to(args.corpus).as_posix()
+                source = SourceDocument(
+                    tenant_id=lore.tenant,
+                    data=path.read_bytes(),
+                    url=f"http://docs.bench.test/{rel}",
+                    source="link",
+                    source_id="bench",
+                    filename=path.name,
+                )
+                try:
+                    prepared.append(lore.prepare(source))
+                except IngestError:
+                    failed += 1
+            t1 = time.perf_counter()
+            results = lore.index(prepared)
+            t2 = time.perf_counter()
+        finally:
+            lore.close()
+
+    chunks = sum(r.chunks for r in results)
+    total = t2 - t0
+    print(f"corpus: {args.corpus} ({len(files)} pages, {failed} with no extractable text)")
+    print(f"extract + chunk: {len(files) / (t1 - t0):.1f} pages/s ({t1 - t0:.1f} s)")
+    print(f"embed + store:   {chunks / (t2 - t1):.1f} chunks/s ({t2 - t1:.1f} s)")
+    print(
+        f"full pipeline:   {len(prepared) / total:.2f} pages/s, {chunks / total:.1f} chunks/s, "
+        f"{chunks} chunks in {total:.1f} s"
+    )
+    print(f"peak RSS: {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

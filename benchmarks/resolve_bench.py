@@ -1,0 +1,97 @@
+"""Resolve latency (query embedding included) over a few hundred queries.
+
+    python benchmarks/resolve_bench.py [--corpus DIR] [--pages N] [--queries N]
+
+Indexes N pages (as ingest_bench does), then asks `resolve` questions made from sentences of
+the indexed pages, in-process and over HTTP against a real uvicorn server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from _common import default_corpus, html_files, summary_ms
+
+from api import Lore, Settings, create_app
+from ingest import IngestError, SourceDocument
+from retrieval import ChunkFilter
+
+
+def build(lore: Lore, corpus: Path, pages: int) -> None:
+    prepared = []
+    for path in html_files(corpus, pages):
+        rel = path.relative_to(corpus).as_posix()
+        source = SourceDocument(
+            tenant_id=lore.tenant,
+            data=path.read_bytes(),
+            url=f"http://docs.bench.test/{rel}",
+            source="link",
+            source_id="bench",
+            filename=path.name,
+        )
+        try:
+            prepared.append(lore.prepare(source))
+        except IngestError:
+            continue
+    lore.index(prepared)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--k", type=int, default=8)
+    args = parser.parse_args()
+    rng = random.Random(7)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        lore = Lore(Settings(data_dir=Path(tmp)))
+        build(lore, args.corpus, args.pages)
+        chunks = lore.store.scroll(ChunkFilter(tenant_ids=(lore.tenant,)), 10**6)
+        sample = rng.sample(chunks, min(args.queries, len(chunks)))
+        queries = [(c.url, " ".join(c.text.split()[:12])) for c in sample]
+        print(f"index: {len(chunks)} chunks from {args.pages} pages of {args.corpus}")
+
+        lore.resolve(*queries[0], args.k)  # warm-up
+        timings = []
+        for url, text in queries:
+            t = time.perf_counter()
+            lore.resolve(url, text, args.k)
+            timings.append(time.perf_counter() - t)
+        print(f"resolve in-process: {summary_ms(timings)}")
+
+        config = uvicorn.Config(
+            create_app(lore.settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
+        )
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        timings = []
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            client.get("/knowledge/resolve", params={"url": queries[0][0], "query": "warm"})
+            for url, text in queries:
+                t = time.perf_counter()
+                response = client.get(
+                    "/knowledge/resolve", params={"url": url, "query": text, "k": args.k}
+                )
+                timings.append(time.perf_counter() - t)
+                response.raise_for_status()
+        server.should_exit = True
+        thread.join(timeout=10)
+        print(f"resolve over HTTP:  {summary_ms(timings)}")
+        lore.close()
+
+
+if __name__ == "__main__":
+    main()
