@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -253,3 +254,23 @@ def test_health_and_openapi(make_client: Callable[..., TestClient]) -> None:
         "/knowledge/jobs/{job_id}",
     ):
         assert path in spec["paths"]
+
+
+def test_catalog_in_postgresql(make_client: Callable[..., TestClient]) -> None:
+    """The server-stack catalog: documents and jobs in PostgreSQL, vectors in the engine."""
+    from tests.test_storage import _postgres_url
+
+    url = _postgres_url()
+    if url is None:
+        pytest.skip("PostgreSQL is not running on 127.0.0.1:5432 (or psycopg is missing)")
+    tenant = f"pg-{uuid.uuid4()}"  # the database outlives the test: isolate by tenant
+    client = make_client(database_url=url, tenant=tenant)
+    response = client.post(
+        "/knowledge/ingest",
+        files={"files": ("faq.md", b"# FAQ\n\nThe office closes at six on Fridays.\n")},
+    )
+    assert response.status_code == 201, response.text
+    client = make_client(database_url=url, tenant=tenant)  # restart
+    assert client.get("/knowledge/documents").json()["total"] == 1
+    hits = client.post("/knowledge/query", json={"query": "when does the office close"}).json()
+    assert "six on Fridays" in hits["chunks"][0]["text"]

@@ -1,0 +1,19 @@
+# lore API image (embedded Qdrant Edge engine; catalog in SQLite or PostgreSQL by settings).
+# Not built in this project's CI: its machines have no Docker engine.
+FROM python:3.11-slim
+WORKDIR /app
+# Install torch first so sentence-transformers does not pull a different build. Point
+# TORCH_PIP_ARGS at a CPU-only wheel index to keep the image small.
+ARG TORCH_PIP_ARGS=""
+RUN pip install --no-cache-dir torch==2.13.0 ${TORCH_PIP_ARGS}
+COPY pyproject.toml README.md ./
+COPY crawl crawl
+COPY ingest ingest
+COPY spa_phases spa_phases
+COPY retrieval retrieval
+COPY api api
+RUN pip install --no-cache-dir '.[postgres]'
+ENV LORE_DATA_DIR=/data LORE_HOST=0.0.0.0 HF_HUB_OFFLINE=1
+VOLUME /data
+EXPOSE 8741
+CMD ["lore", "serve"]
