@@ -78,6 +78,13 @@ def _check(response: httpx.Response) -> Any:
     return response.json() if response.content else None
 
 
+def _json_or_empty(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return {}
+
+
 def _local() -> Any:
     from api.service import Lore  # noqa: PLC0415 - loads the model: only when working locally
 
@@ -181,7 +188,8 @@ def ingest(
     url: Annotated[str | None, typer.Option(help="Declared URL (one file only)")] = None,
     title: Annotated[str | None, typer.Option(help="Title to store")] = None,
 ) -> None:
-    """Ingest local files (HTML, Markdown, text)."""
+    """Ingest local files: documents (PDF, Office, EPUB, HTML, Markdown, text), structured data
+    (CSV, JSON, YAML, XML) and media (transcribed). Exit code 2 when a file failed."""
     settings = _settings()
     server = _server_url(settings)
     if server is None:
@@ -189,9 +197,13 @@ def ingest(
         from ingest import IngestError  # noqa: PLC0415
 
         lore = _local()
+        failed: list[str] = []
         try:
             uploads = [Upload(f.name, None, f.read_bytes()) for f in files]
-            prepared = lore.prepare_uploads(uploads, url, title)
+            with console.status(f"extracting {len(files)} file(s)"):
+                outcomes = lore.prepare_uploads(uploads, url, title)
+            failed = [str(o) for o in outcomes if isinstance(o, IngestError)]
+            prepared = [o for o in outcomes if not isinstance(o, IngestError)]
             with _progress("ingest") as bar:
                 task = bar.add_task("embedding chunks", total=sum(len(p.chunks) for p in prepared))
                 results = lore.index(
@@ -201,29 +213,41 @@ def ingest(
             _fail(str(exc), 2)
         finally:
             lore.close()
-        for f, r in zip(files, results, strict=True):
-            console.print(f"{f}: {r.chunks} chunks ({r.embedded} embedded) -> {r.document.id}")
+        for r in results:
+            console.print(f"{r.document.url}: {r.chunks} chunks ({r.embedded} embedded)")
+            for warning in r.document.warnings:
+                console.print(f"  warning: {warning}")
+        for message in failed:
+            console.print(f"[red]failed[/red] {message}")
+        if failed:
+            raise typer.Exit(2)
         return
     data: dict[str, str] = {k: v for k, v in (("url", url), ("title", title)) if v}
     handles = [("files", (f.name, f.open("rb"))) for f in files]
     try:
         with console.status(f"uploading {len(files)} file(s) to {server}"):
-            body = _check(
-                httpx.post(
-                    f"{server}/knowledge/ingest",
-                    files=handles,
-                    data=data,
-                    timeout=httpx.Timeout(10.0, read=None),  # embedding a large file takes time
-                )
+            response = httpx.post(
+                f"{server}/knowledge/ingest",
+                files=handles,
+                data=data,
+                timeout=httpx.Timeout(10.0, read=None),  # embedding a large file takes time
             )
     finally:
         for _, (_, handle) in handles:
             handle.close()
+    body = _check(response) if "files" not in _json_or_empty(response) else response.json()
     for item in body["files"]:
+        if item["status"] == "failed":
+            console.print(f"[red]failed[/red] {item['filename']}: {item['message']}")
+            continue
         console.print(
             f"{item['filename']}: {item['chunks']} chunks ({item['embedded']} embedded)"
             f" -> {item['document']['id']}"
         )
+        for warning in item["document"]["warnings"]:
+            console.print(f"  warning: {warning}")
+    if body["failed"]:
+        raise typer.Exit(2)
 
 
 @app.command()

@@ -67,6 +67,11 @@ class DocumentView(Model):
     chunk_count: int
     created_at: datetime
     updated_at: datetime
+    extractor: str = Field("", description="What read the file, e.g. pdfplumber, python-docx.")
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="What extraction left out or could not read (pages without text, limits).",
+    )
 
     @classmethod
     def of(cls, doc: Document) -> DocumentView:
@@ -80,20 +85,27 @@ class DocumentView(Model):
             chunk_count=doc.chunk_count,
             created_at=doc.created_at,
             updated_at=doc.updated_at,
+            extractor=doc.extractor,
+            warnings=list(doc.warnings),
         )
 
 
 class IngestedFile(Model):
     filename: str
-    document: DocumentView
-    chunks: int
-    embedded: int
-    unchanged: int
-    removed: int
+    status: Literal["indexed", "failed"]
+    document: DocumentView | None = None
+    chunks: int = 0
+    embedded: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    error: str | None = Field(None, description="For a failed file: the error code.")
+    message: str | None = Field(None, description="For a failed file: what went wrong.")
 
 
 class IngestResponse(Model):
     files: list[IngestedFile]
+    indexed: int
+    failed: int
 
 
 class DocumentList(Model):

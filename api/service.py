@@ -4,6 +4,7 @@ the job worker and the CLI's local mode all call it."""
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -17,9 +18,13 @@ from ingest import (
     Indexer,
     IndexResult,
     IngestError,
+    Limits,
     PreparedDocument,
+    Sandbox,
     SentenceTransformerEmbedder,
     SourceDocument,
+    Tools,
+    extract,
     prepare,
 )
 from retrieval import (
@@ -68,6 +73,30 @@ class Upload:
     data: bytes
 
 
+def extraction_tools(settings: Settings) -> Tools:
+    """The external programs extraction may use: configured paths, else found on PATH."""
+    documents, media = settings.documents, settings.media
+    return Tools(
+        soffice=documents.soffice_path or shutil.which("soffice") or shutil.which("libreoffice"),
+        tesseract=documents.tesseract_path or shutil.which("tesseract"),
+        ffmpeg=media.ffmpeg_path or shutil.which("ffmpeg"),
+        transcriber=media.transcriber,
+        whisper_model_dir=str(media.whisper_model_dir) if media.whisper_model_dir else None,
+        ocr_languages=documents.ocr_languages,
+    )
+
+
+def extraction_limits(settings: Settings) -> Limits:
+    documents = settings.documents
+    return Limits(
+        max_pages=documents.max_pages,
+        max_rows=documents.max_rows,
+        max_chars=documents.max_chars,
+        max_unzipped_bytes=documents.max_unzipped_mb * 1024 * 1024,
+        max_media_seconds=settings.media.max_seconds,
+    )
+
+
 @dataclass(frozen=True)
 class ResolveResult:
     hits: list[Hit]
@@ -108,6 +137,12 @@ class Lore:
             overlap_tokens=settings.chunking.overlap_tokens,
             max_bytes=max(settings.max_upload_bytes, settings.fetch.max_bytes),
         )
+        self.tools = extraction_tools(settings)
+        self.limits = extraction_limits(settings)
+        documents = settings.documents
+        self.sandbox = (
+            Sandbox(documents.timeout_s, documents.memory_mb or None) if documents.isolate else None
+        )
 
     @property
     def tenant(self) -> str:
@@ -120,17 +155,20 @@ class Lore:
     # ingestion --------------------------------------------------------------------------------
 
     def prepare(self, source: SourceDocument) -> PreparedDocument:
-        return prepare(source, self.chunking, self.embedder.count_tokens)
+        run = self.sandbox.extract if self.sandbox is not None else extract
+        return prepare(
+            source, self.chunking, self.embedder.count_tokens, run, self.limits, self.tools
+        )
 
     def prepare_uploads(
         self, uploads: Sequence[Upload], url: str | None = None, title: str | None = None
-    ) -> list[PreparedDocument]:
-        """Validate and chunk every file before anything is written: one bad file, no change."""
+    ) -> list[PreparedDocument | IngestError]:
+        """Extract and chunk every file; a file that fails is reported, never half-stored."""
         if url is not None and len(uploads) > 1:
             raise ValueError("a url can only be given for a single uploaded file")
         if url is not None:
             page_domain(url)
-        prepared = []
+        prepared: list[PreparedDocument | IngestError] = []
         for upload in uploads:
             source = SourceDocument(
                 tenant_id=self.tenant,
@@ -145,9 +183,9 @@ class Lore:
             try:
                 prepared.append(self.prepare(source))
             except IngestError as exc:
-                if upload.filename in str(exc):
-                    raise
-                raise type(exc)(f"{upload.filename}: {exc}") from exc
+                if upload.filename not in str(exc):
+                    exc.args = (f"{upload.filename}: {exc}",)
+                prepared.append(exc)
         return prepared
 
     def index(

@@ -52,6 +52,38 @@ class FetchSettings(BaseModel):
     )
 
 
+class DocumentSettings(BaseModel):
+    isolate: bool = Field(
+        True,
+        description="Extract each file in a child process with the time and memory limits below.",
+    )
+    timeout_s: float = Field(180.0, gt=0, description="Per file, extraction only.")
+    memory_mb: int = Field(4096, ge=0, description="Address-space limit of the extractor; 0: none.")
+    max_pages: int = Field(2000, ge=1, description="PDF pages or slides read per document.")
+    max_rows: int = Field(100_000, ge=1, description="CSV/TSV/XLSX rows, NDJSON records.")
+    max_chars: int = Field(5_000_000, ge=1000, description="Markdown characters per document.")
+    max_unzipped_mb: int = Field(512, ge=1, description="DOCX/XLSX/PPTX/EPUB expanded size.")
+    soffice_path: str | None = Field(
+        None, description="LibreOffice for DOC, ODT, RTF, XLS, PPT; default: soffice on PATH."
+    )
+    tesseract_path: str | None = Field(
+        None, description="OCR for scanned PDF pages; default: tesseract on PATH."
+    )
+    ocr_languages: str = Field("eng", description="tesseract -l value, e.g. 'eng+deu'.")
+
+
+class MediaSettings(BaseModel):
+    transcriber: Literal["pocketsphinx", "faster-whisper", "none"] = Field(
+        "pocketsphinx",
+        description="'none' refuses media uploads; faster-whisper needs whisper_model_dir.",
+    )
+    whisper_model_dir: Path | None = Field(
+        None, description="A local faster-whisper (CTranslate2) model directory."
+    )
+    ffmpeg_path: str | None = Field(None, description="Default: ffmpeg on PATH.")
+    max_seconds: int = Field(3 * 3600, ge=1, description="Audio transcribed per file.")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LORE_", env_nested_delimiter="__", extra="ignore")
 
@@ -81,6 +113,8 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()
+    documents: DocumentSettings = DocumentSettings()
+    media: MediaSettings = MediaSettings()
 
     @property
     def catalog_url(self) -> str:

@@ -8,9 +8,15 @@ from ingest.errors import (
     DocumentTooLargeError,
     EmbeddingError,
     EmptyDocumentError,
+    ExtractionError,
+    ExtractionTimeoutError,
     IngestError,
+    ProtectedDocumentError,
+    ToolMissingError,
+    UnsafeDocumentError,
     UnsupportedTypeError,
 )
+from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
 from ingest.html import ExtractedHtml, extract_html
 from ingest.pipeline import (
     ChunkingOptions,
@@ -20,9 +26,11 @@ from ingest.pipeline import (
     SourceDocument,
     prepare,
 )
+from ingest.sandbox import Sandbox
 from ingest.tables import repair_tables
 
 __all__ = [
+    "EXTRACTORS",
     "SUPPORTED",
     "ChunkingOptions",
     "DocType",
@@ -30,21 +38,32 @@ __all__ = [
     "Embedder",
     "EmbeddingError",
     "EmptyDocumentError",
+    "ExtractRequest",
+    "Extracted",
     "ExtractedHtml",
+    "ExtractionError",
+    "ExtractionTimeoutError",
     "HashEmbedder",
     "IndexResult",
     "Indexer",
     "IngestError",
+    "Limits",
     "PreparedDocument",
+    "ProtectedDocumentError",
+    "Sandbox",
     "Section",
     "SentenceTransformerEmbedder",
     "SourceDocument",
     "TextChunk",
+    "ToolMissingError",
+    "Tools",
+    "UnsafeDocumentError",
     "UnsupportedTypeError",
     "chunk_markdown",
     "count_words",
     "decode_text",
     "detect_type",
+    "extract",
     "extract_html",
     "prepare",
     "repair_tables",

@@ -205,6 +205,13 @@ def chunk_section(
         raise ValueError("overlap_tokens must be between 0 and max_tokens / 2")
     blocks = _blocks(section.text)
     frame = [count(b.prefix) + count(b.suffix) for b in blocks]
+    for no, block in enumerate(blocks):
+        if frame[no] > max_tokens // 2:
+            # A header too big to repeat (a very wide table): it becomes ordinary content.
+            framing = [p for p in (block.prefix,) if p]
+            closing = [s for s in (block.suffix,) if s]
+            blocks[no] = _Block("", "", block.joiner, [*framing, *block.units, *closing], "line")
+            frame[no] = 0
     units: list[_Unit] = []
     for no, block in enumerate(blocks):
         budget = max(1, max_tokens - frame[no])

@@ -5,15 +5,16 @@ document in the catalog)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
 from ingest.chunker import TextChunk, TokenCounter, chunk_markdown, count_words
-from ingest.detect import DocType, decode_text, detect_type
+from ingest.detect import detect_type
 from ingest.embed import Embedder, Progress
 from ingest.errors import DocumentTooLargeError, EmptyDocumentError
-from ingest.html import extract_html
+from ingest.formats import Extracted, ExtractRequest, Limits, Tools, extract
 from retrieval import (
     Catalog,
     Chunk,
@@ -51,6 +52,7 @@ class PreparedDocument:
     document: Document
     chunks: list[Chunk]  # without vectors
     extractor: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class ChunkingOptions:
     max_tokens: int = 200
     overlap_tokens: int = 32
     max_bytes: int = 50 * 1024 * 1024
+
+
+Extract = Callable[[ExtractRequest], Extracted]
 
 
 @dataclass(frozen=True)
@@ -69,45 +74,46 @@ class IndexResult:
     removed: int
 
 
-def _markdown_for(doc_type: DocType, text: str, url: str | None) -> tuple[str, str, str]:
-    """(title, markdown, extractor) for decoded text."""
-    if doc_type == "html":
-        extracted = extract_html(text, url)
-        return extracted.title, extracted.markdown, extracted.extractor
-    if doc_type == "markdown":
-        title = next(
-            (ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("# ")), ""
-        )
-        return title, text, "markdown"
-    # Plain text: no heading syntax; a line starting with '#' is not a heading here.
-    escaped = "\n".join(
-        "\\" + ln if ln.lstrip().startswith("#") else ln for ln in text.splitlines()
-    )
-    return "", escaped, "text"
-
-
 def prepare(
     source: SourceDocument,
     options: ChunkingOptions = ChunkingOptions(),
     count_tokens: TokenCounter = count_words,
+    run: Extract = extract,
+    limits: Limits | None = None,
+    tools: Tools | None = None,
 ) -> PreparedDocument:
-    """Detect, decode, extract and chunk. Raises an `IngestError` for content lore cannot use."""
+    """Detect, extract (with `run`: in this process or a sandbox) and chunk. Raises an
+    `IngestError` for content lore cannot use."""
     if len(source.data) > options.max_bytes:
         raise DocumentTooLargeError(
             f"{source.filename or source.url} is {len(source.data)} bytes; the limit is "
             f"{options.max_bytes} bytes"
         )
     doc_type = detect_type(source.data, source.filename, source.content_type)
-    text = decode_text(source.data, source.content_type)
-    title, markdown, extractor = _markdown_for(doc_type, text, source.url)
+    extracted = run(
+        ExtractRequest(
+            data=source.data,
+            doc_type=doc_type,
+            filename=source.filename,
+            content_type=source.content_type,
+            url=None if source.url.startswith("upload://") else source.url,
+            limits=limits or Limits(),
+            tools=tools or Tools(),
+        )
+    )
+    markdown = extracted.markdown
     pieces: list[TextChunk] = chunk_markdown(
         markdown, options.max_tokens, options.overlap_tokens, count_tokens
     )
+    if not pieces and markdown.strip():
+        # Only headings (a title page, slides with titles only): their text is the content.
+        plain = "\n\n".join(ln.lstrip("#").strip() for ln in markdown.splitlines())
+        pieces = chunk_markdown(plain, options.max_tokens, options.overlap_tokens, count_tokens)
     if not pieces:
         raise EmptyDocumentError(
             f"no text could be extracted from {source.filename or source.url} ({doc_type})"
         )
-    title = source.title or title or (source.filename or "")
+    title = source.title or extracted.title or (source.filename or "")
     now = utcnow()
     fetched = (source.fetched_at or now).isoformat()
     doc_id = document_id(source.tenant_id, source.url)
@@ -151,8 +157,10 @@ def prepare(
         chunk_count=len(chunks),
         created_at=now,
         updated_at=now,
+        extractor=extracted.extractor,
+        warnings=tuple(extracted.warnings),
     )
-    return PreparedDocument(document, chunks, extractor)
+    return PreparedDocument(document, chunks, extracted.extractor, tuple(extracted.warnings))
 
 
 def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:

@@ -17,7 +17,9 @@ from sqlalchemy import (
     create_engine,
     delete,
     func,
+    inspect,
     select,
+    text,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -50,6 +52,8 @@ class _DocumentRow(_Base):
     chunk_count: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    extractor: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    warnings: Mapped[list[str]] = mapped_column(JSON, default=list, nullable=True)
 
 
 class _JobRow(_Base):
@@ -81,6 +85,8 @@ class Document:
     chunk_count: int
     created_at: datetime
     updated_at: datetime
+    extractor: str = ""
+    warnings: tuple[str, ...] = ()  # what extraction left out or could not read
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ def _document(row: _DocumentRow) -> Document:
         chunk_count=row.chunk_count,
         created_at=_aware(row.created_at) or utcnow(),
         updated_at=_aware(row.updated_at) or utcnow(),
+        extractor=row.extractor or "",
+        warnings=tuple(row.warnings or ()),
     )
 
 
@@ -143,6 +151,20 @@ def _job(row: _JobRow) -> Job:
     )
 
 
+def _add_missing_columns(engine: Engine) -> None:
+    """Columns added since a catalog was created (create_all only creates missing tables)."""
+    inspector = inspect(engine)
+    for table in _Base.metadata.sorted_tables:
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in present:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as connection:
+                    connection.execute(
+                        text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+                    )
+
+
 class Catalog:
     """Documents and jobs in any SQLAlchemy database (`sqlite:///...`, `postgresql+psycopg://...`)."""
 
@@ -150,6 +172,7 @@ class Catalog:
         try:
             self._engine: Engine = create_engine(url, pool_pre_ping=True)
             _Base.metadata.create_all(self._engine)
+            _add_missing_columns(self._engine)
         except SQLAlchemyError as exc:
             raise StoreUnavailableError(f"cannot open the catalog database {url!r}: {exc}") from exc
 
@@ -173,6 +196,8 @@ class Catalog:
             row.size_bytes = doc.size_bytes
             row.chunk_count = doc.chunk_count
             row.updated_at = doc.updated_at
+            row.extractor = doc.extractor
+            row.warnings = list(doc.warnings)
             session.flush()
             return _document(row)
 

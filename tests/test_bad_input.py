@@ -59,8 +59,8 @@ def test_bad_upload_is_refused_and_changes_nothing(
     assert snapshot(seeded) == before
 
 
-def test_one_bad_file_in_a_batch_stores_none_of_it(seeded: TestClient) -> None:
-    before = snapshot(seeded)
+def test_a_batch_reports_each_file_and_stores_only_the_good_ones(seeded: TestClient) -> None:
+    documents, chunks = snapshot(seeded)
     response = seeded.post(
         "/knowledge/ingest",
         files=[
@@ -68,8 +68,29 @@ def test_one_bad_file_in_a_batch_stores_none_of_it(seeded: TestClient) -> None:
             ("files", ("bad.html", b"\x00\x01\x02\x03" * 100)),
         ],
     )
-    assert response.status_code == 415
-    assert "bad.html" in response.json()["message"]
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert (body["indexed"], body["failed"]) == (1, 1)
+    ok, bad = body["files"]
+    assert ok["status"] == "indexed" and ok["document"]["docType"] == "markdown"
+    assert bad["status"] == "failed" and bad["error"] == "unsupported_type"
+    assert "bad.html" in bad["message"] and bad["document"] is None
+    assert snapshot(seeded) == (documents + 1, chunks + ok["chunks"])
+
+
+def test_a_batch_where_every_file_fails_is_a_422_that_lists_them(seeded: TestClient) -> None:
+    before = snapshot(seeded)
+    response = seeded.post(
+        "/knowledge/ingest",
+        files=[
+            ("files", ("a.json", b"{not json")),
+            ("files", ("b.txt", b"")),
+        ],
+    )
+    assert response.status_code == 422
+    body = response.json()
+    assert [f["error"] for f in body["files"]] == ["extraction_failed", "empty_document"]
+    assert body["indexed"] == 0 and body["failed"] == 2
     assert snapshot(seeded) == before
 
 

@@ -139,3 +139,12 @@ def test_a_long_code_block_keeps_its_fences() -> None:
 def test_bad_budgets_are_refused(max_tokens: int, overlap: int) -> None:
     with pytest.raises(ValueError, match="tokens"):
         chunk_markdown("# A\n\ntext", max_tokens=max_tokens, overlap_tokens=overlap)
+
+
+def test_a_table_header_too_big_to_repeat_is_chunked_as_content() -> None:
+    header = "| " + " | ".join(f"h{i}" for i in range(300)) + " |"
+    table = "\n".join([header, "|" + "---|" * 300, *("| x | y |" for _ in range(5))])
+    chunks = chunk_markdown(table, max_tokens=100, overlap_tokens=0)
+    assert len(chunks) <= 8
+    assert all(c.tokens <= 100 for c in chunks)
+    assert "h299" in "".join(c.text for c in chunks)

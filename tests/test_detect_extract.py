@@ -27,6 +27,8 @@ from ingest import (
         (b"<div><p>fragment</p></div>", None, None, "html"),
         ("caf\u00e9 cr\u00e8me".encode("cp1252"), "menu.txt", None, "text"),
         (b"\xef\xbb\xbfBOM text", "bom.txt", None, "text"),
+        (b"%PDF-1.7\n\x00\x00binary", "a.bin", None, "pdf"),
+        (b"{}", None, "application/json", "json"),
     ],
 )
 def test_detects_types(
@@ -40,9 +42,9 @@ def test_detects_types(
     [
         (b"", "a.md", None, EmptyDocumentError, "empty"),
         (b"\x00\x01\x02\xff" * 50, "a.html", None, UnsupportedTypeError, "binary"),
-        (b"%PDF-1.7\n\x00\x00binary", "a.pdf", "application/pdf", UnsupportedTypeError, "binary"),
         (b"words", "a.docx", None, UnsupportedTypeError, ".docx"),
-        (b"{}", None, "application/json", UnsupportedTypeError, "application/json"),
+        (b"{}", None, "application/zip", UnsupportedTypeError, "application/zip"),
+        (b"\x00\x01" * 100, "a.pdf", "application/pdf", UnsupportedTypeError, "not a valid PDF"),
     ],
 )
 def test_refuses_what_it_cannot_read(

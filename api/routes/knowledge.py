@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request, status
+from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
 from api.deps import LoreDep, WorkerDep
-from api.errors import ApiError
+from api.errors import ApiError, status_for
 from api.schemas import (
     ChunkView,
     DocumentList,
@@ -22,6 +23,7 @@ from api.schemas import (
     ResolveResponse,
 )
 from api.service import Upload
+from ingest import IngestError
 
 router = APIRouter(prefix="/knowledge", tags=["knowledge"])
 _READ = 1024 * 1024
@@ -83,9 +85,11 @@ async def _read_upload(item: UploadFile, limit: int) -> Upload:
         }
     },
 )
-async def ingest(request: Request, lore: LoreDep) -> IngestResponse:
-    """Upload one or more files (multipart field `files`). Every file is validated and chunked
-    before anything is stored: one bad file rejects the request and changes nothing."""
+async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONResponse:
+    """Upload one or more files (multipart field `files`). Each file is extracted and chunked
+    on its own: a file that fails is reported with its reason and stores nothing. One file: its
+    error is the response (413, 415, 422). Several: 201 with a result per file when at least one
+    was indexed, else 422 with the same body."""
     limit = lore.settings.max_upload_bytes
     declared = int(request.headers.get("content-length") or 0)
     max_files = lore.settings.max_files_per_upload
@@ -108,9 +112,8 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse:
         title = form.get("title")
     finally:
         await form.close()
-    for upload in uploads:
-        if not upload.data:
-            raise ApiError(422, "empty_document", f"{upload.filename} is empty (0 bytes)")
+    if len(uploads) == 1 and not uploads[0].data:
+        raise ApiError(422, "empty_document", f"{uploads[0].filename} is empty (0 bytes)")
     try:
         prepared = await anyio.to_thread.run_sync(
             lore.prepare_uploads,
@@ -120,20 +123,38 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse:
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
-    results = await anyio.to_thread.run_sync(lore.index, prepared)
-    return IngestResponse(
-        files=[
-            IngestedFile(
-                filename=u.filename,
-                document=DocumentView.of(r.document),
-                chunks=r.chunks,
-                embedded=r.embedded,
-                unchanged=r.unchanged,
-                removed=r.removed,
+    if len(prepared) == 1 and isinstance(prepared[0], IngestError):
+        raise prepared[0]
+    ready = [p for p in prepared if not isinstance(p, IngestError)]
+    results = iter(await anyio.to_thread.run_sync(lore.index, ready))
+    files = []
+    for upload, outcome in zip(uploads, prepared, strict=True):
+        if isinstance(outcome, IngestError):
+            files.append(
+                IngestedFile(
+                    filename=upload.filename,
+                    status="failed",
+                    error=status_for(outcome)[1],
+                    message=str(outcome),
+                )
             )
-            for u, r in zip(uploads, results, strict=True)
-        ]
-    )
+            continue
+        result = next(results)
+        files.append(
+            IngestedFile(
+                filename=upload.filename,
+                status="indexed",
+                document=DocumentView.of(result.document),
+                chunks=result.chunks,
+                embedded=result.embedded,
+                unchanged=result.unchanged,
+                removed=result.removed,
+            )
+        )
+    response = IngestResponse(files=files, indexed=len(ready), failed=len(files) - len(ready))
+    if not ready:
+        return JSONResponse(response.model_dump(mode="json", by_alias=True), status_code=422)
+    return response
 
 
 @router.get("/resolve", response_model=ResolveResponse)
