@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install serve test check bench clean
+.PHONY: install system-deps serve test check bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-serve: $(STAMP)
+# LibreOffice, tesseract, ffmpeg, espeak-ng from Debian when missing (see the script).
+system-deps:
+	scripts/system-deps
+
+serve: $(STAMP) system-deps
 	$(BIN)/lore serve
 
 check: $(STAMP)
@@ -25,12 +29,13 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: check
+test: check system-deps
 	$(BIN)/pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest_bench.py
 	$(BIN)/python benchmarks/resolve_bench.py
+	$(BIN)/python benchmarks/documents_eval.py
 
 clean:
 	rm -rf $(VENV) .lore .pytest_cache .mypy_cache .ruff_cache
