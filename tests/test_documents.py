@@ -395,6 +395,41 @@ def test_spoken_wav_is_transcribed(tmp_path: Path) -> None:
         assert prepared.chunks[0].heading_path == ("Transcript 00:00:00",)
 
 
+@pytest.mark.skipif(
+    ESPEAK is None or FFMPEG is None, reason="needs espeak-ng and ffmpeg (apt-get install both)"
+)
+@pytest.mark.parametrize(
+    ("ext", "codec"), [("mp3", "libmp3lame"), ("m4a", "aac"), ("webm", "libopus"), ("mp4", "aac")]
+)
+def test_compressed_audio_and_video_containers_are_transcribed(
+    tmp_path: Path, ext: str, codec: str
+) -> None:
+    wav, encoded = tmp_path / "speech.wav", tmp_path / f"speech.{ext}"
+    subprocess.run(
+        [
+            ESPEAK,
+            "-v",
+            "en-us+f2",
+            "-s",
+            "130",
+            "-g",
+            "4",
+            "-w",
+            str(wav),
+            "the meeting starts at nine in the morning",
+        ],
+        check=True,
+    )
+    assert FFMPEG is not None
+    subprocess.run(
+        [FFMPEG, "-v", "error", "-y", "-i", str(wav), "-c:a", codec, str(encoded)], check=True
+    )
+    data = encoded.read_bytes()
+    assert detect_type(data, "upload") == ext
+    text = ingest(data, f"speech.{ext}").chunks[0].text.lower()
+    assert sum(w in text for w in ("meeting", "starts", "morning")) >= 2, text
+
+
 def test_media_without_a_transcriber_says_how_to_enable_one() -> None:
     wav = b"RIFF\x24\x00\x00\x00WAVEfmt " + b"\x00" * 64
     with pytest.raises(ToolMissingError, match="LORE_MEDIA__TRANSCRIBER"):
