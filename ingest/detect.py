@@ -116,10 +116,24 @@ def _media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
+def bomless_utf16(data: bytes) -> str | None:
+    """The codec of UTF-16 text without a byte-order mark (mostly-ASCII text: every other
+    byte is zero), else None."""
+    sample = data[: _SNIFF_BYTES & ~1]
+    if len(sample) < 8:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    for zeros, chars, codec in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+        printable = sum(1 for b in chars if b >= 32 or b in (9, 10, 13))
+        if zeros.count(0) > 0.9 * len(zeros) and printable > 0.9 * len(chars):
+            return codec
+    return None
+
+
 def looks_binary(data: bytes) -> bool:
     """True when the head of the data is not text in any common encoding."""
     head = data[:_SNIFF_BYTES]
-    if head.startswith(_UTF_BOMS):
+    if head.startswith(_UTF_BOMS) or bomless_utf16(head):
         return False
     if b"\x00" in head:
         return True
@@ -286,6 +300,9 @@ def decode_text(data: bytes, content_type: str | None = None) -> str:
     ):
         if data.startswith(bom):
             return data.decode(encoding, "replace")
+    utf16 = bomless_utf16(data)
+    if utf16:
+        return data.decode(utf16, "replace")
     match = _CHARSET.search(content_type or "")
     candidates = [match.group(1)] if match else []
     meta = _META_CHARSET.search(data[:_SNIFF_BYTES])

@@ -10,12 +10,12 @@ import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import qdrant_edge as qe
 
 from retrieval.errors import StoreUnavailableError
-from retrieval.types import Chunk, ChunkFilter, Hit, SearchQuery
+from retrieval.types import Chunk, ChunkFilter, Fusion, Hit, SearchQuery
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +23,6 @@ DENSE = "dense"
 SPARSE = "bm25"
 INDEXED_FIELDS = ("tenant_id", "domain", "url", "phase", "document_id", "doc_type", "state")
 _SCROLL_PAGE = 1024
-
-Fusion = Literal["dbsf", "rrf"]
 
 
 def _condition(key: str, values: tuple[str, ...]) -> qe.FieldCondition:
@@ -167,7 +165,7 @@ class EdgeStore:
                     qe.Prefetch(limit=depth, query=dense, filter=qfilter),
                     qe.Prefetch(limit=depth, query=sparse, filter=qfilter),
                 ],
-                query=self._fusion_query(),
+                query=self._fusion_query(query.fusion or self._fusion),
                 filter=qfilter,
                 with_payload=True,
             )
@@ -175,9 +173,9 @@ class EdgeStore:
             points = self._shard.query(request)
         return [Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points]
 
-    def _fusion_query(self) -> Any:
+    def _fusion_query(self, fusion: Fusion) -> Any:
         # The stub types the query as `Fusion`, the engine takes its inner classes.
-        if self._fusion == "rrf":
+        if fusion == "rrf":
             return qe.Fusion.Rrf(k=self._rrf_k)
         return qe.Fusion.Dbsf()
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 Phase = Literal["static", "initial", "post_interaction"]
 SearchMode = Literal["hybrid", "dense", "sparse"]
+Fusion = Literal["dbsf", "rrf"]
 
 
 def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
@@ -118,6 +119,7 @@ class SearchQuery:
     filter: ChunkFilter
     limit: int = 10
     mode: SearchMode = "hybrid"
+    fusion: Fusion | None = None  # hybrid only; None: the store's default
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,13 @@ def test_refuses_what_it_cannot_read(
         detect_type(data, filename, content_type)
 
 
+def test_utf16_text_without_a_byte_order_mark() -> None:
+    for codec in ("utf-16-le", "utf-16-be"):
+        data = "Plain notes about the rollout.\n".encode(codec) * 3
+        assert detect_type(data, "notes.txt") == "text"
+        assert decode_text(data).startswith("Plain notes about the rollout.")
+
+
 def test_decoding_follows_bom_declared_and_meta_charsets() -> None:
     assert decode_text("né".encode("latin-1"), "text/plain; charset=latin-1") == "né"
     meta = b'<html><head><meta charset="windows-1252"></head><body>\x93hi\x94</body></html>'
