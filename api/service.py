@@ -34,8 +34,10 @@ from retrieval import (
     EdgeStore,
     Hit,
     Job,
+    QdrantStore,
     SearchMode,
     SearchQuery,
+    VectorStore,
     utcnow,
 )
 
@@ -71,6 +73,24 @@ class Upload:
     filename: str
     content_type: str | None
     data: bytes
+
+
+def make_store(settings: Settings, dim: int) -> VectorStore:
+    """A Qdrant server when `qdrant.url` is set, else the embedded engine in the data dir."""
+    search, qdrant = settings.search, settings.qdrant
+    if qdrant.url:
+        local = qdrant.url == ":memory:"
+        return QdrantStore(
+            dim,
+            url=None if local else qdrant.url,
+            location=":memory:" if local else None,
+            collection=qdrant.collection,
+            api_key=qdrant.api_key,
+            fusion=search.fusion,
+            rrf_k=search.rrf_k,
+            timeout_s=qdrant.timeout_s,
+        )
+    return EdgeStore(settings.vectors_path, dim, search.fusion, search.rrf_k)
 
 
 def extraction_tools(settings: Settings) -> Tools:
@@ -119,7 +139,7 @@ class Lore:
         self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_url)
         try:
-            self.store = EdgeStore(settings.vectors_path, self.embedder.dim)
+            self.store = make_store(settings, self.embedder.dim)
         except Exception:
             self.catalog.close()
             raise

@@ -84,6 +84,24 @@ class MediaSettings(BaseModel):
     max_seconds: int = Field(3 * 3600, ge=1, description="Audio transcribed per file.")
 
 
+class QdrantSettings(BaseModel):
+    url: str | None = Field(
+        None,
+        description="A Qdrant server, e.g. http://qdrant:6333; ':memory:' for qdrant-client's "
+        "in-process engine (tests; nothing is kept); unset: the embedded engine in data_dir.",
+    )
+    api_key: str | None = None
+    collection: str = Field("lore_chunks", min_length=1, max_length=255)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class SearchSettings(BaseModel):
+    fusion: Literal["dbsf", "rrf"] = Field(
+        "dbsf", description="How dense and BM25 results are fused (DBSF measured better)."
+    )
+    rrf_k: int = Field(60, ge=1)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LORE_", env_nested_delimiter="__", extra="ignore")
 
@@ -114,6 +132,8 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()
     documents: DocumentSettings = DocumentSettings()
+    qdrant: QdrantSettings = QdrantSettings()
+    search: SearchSettings = SearchSettings()
     media: MediaSettings = MediaSettings()
 
     @property

@@ -130,6 +130,7 @@ def prepare(
             Chunk(
                 id=chunk_id(source.tenant_id, doc_id, "static", None, digest, occurrence),
                 tenant_id=source.tenant_id,
+                source=source.source,
                 source_id=source.source_id,
                 document_id=doc_id,
                 url=source.url,

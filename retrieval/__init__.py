@@ -6,8 +6,18 @@ from retrieval.catalog import Catalog, Document, Job, utcnow
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
 from retrieval.ids import chunk_id, content_hash, document_id
+from retrieval.qdrant import QdrantStore
 from retrieval.store import VectorStore
-from retrieval.types import Chunk, ChunkFilter, Hit, Phase, SearchMode, SearchQuery, search_text
+from retrieval.types import (
+    Chunk,
+    ChunkFilter,
+    Fusion,
+    Hit,
+    Phase,
+    SearchMode,
+    SearchQuery,
+    search_text,
+)
 
 __all__ = [
     "Catalog",
@@ -15,10 +25,12 @@ __all__ = [
     "ChunkFilter",
     "Document",
     "EdgeStore",
+    "Fusion",
     "Hit",
     "Job",
     "NotFoundError",
     "Phase",
+    "QdrantStore",
     "RetrievalError",
     "SearchMode",
     "SearchQuery",

@@ -9,19 +9,43 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import qdrant_edge as qe
 
 from retrieval.errors import StoreUnavailableError
-from retrieval.types import Chunk, ChunkFilter, Fusion, Hit, SearchQuery
+from retrieval.types import (
+    Chunk,
+    ChunkFilter,
+    Fusion,
+    Hit,
+    SearchQuery,
+    filter_terms,
+    ranked,
+    rrf,
+)
 
 log = logging.getLogger(__name__)
 
 DENSE = "dense"
 SPARSE = "bm25"
-INDEXED_FIELDS = ("tenant_id", "domain", "url", "phase", "document_id", "doc_type", "state")
+INDEXED_FIELDS = (
+    "tenant_id",
+    "domain",
+    "url",
+    "url_prefixes",
+    "phase",
+    "document_id",
+    "doc_type",
+    "source",
+    "state",
+)
+FLOAT_FIELDS = ("fetched_ts",)
+_DBSF: Any = qe.Fusion.Dbsf()  # the stub types the query as `Fusion`, the engine takes this
+# Fetched past the limit so that ties at the cut are broken the same way by every engine.
+TIE_MARGIN = 8
 _SCROLL_PAGE = 1024
 
 
@@ -33,16 +57,11 @@ def _condition(key: str, values: tuple[str, ...]) -> qe.FieldCondition:
 
 def build_filter(flt: ChunkFilter) -> qe.Filter | None:
     must: list[Any] = []
-    for key, values in (
-        ("tenant_id", flt.tenant_ids),
-        ("domain", flt.domains),
-        ("url", flt.urls),
-        ("document_id", flt.document_ids),
-        ("doc_type", flt.doc_types),
-        ("phase", flt.phases),
-    ):
-        if values:
-            must.append(_condition(key, values))
+    for key, values in filter_terms(flt):
+        must.append(_condition(key, values))
+    if flt.fetched_after is not None or flt.fetched_before is not None:
+        bounds = qe.RangeFloat(gte=flt.fetched_after, lt=flt.fetched_before)
+        must.append(qe.FieldCondition("fetched_ts", range=bounds))
     if not flt.include_superseded:
         must.append(qe.FieldCondition("state", match=qe.MatchValue("current")))
     return qe.Filter(must=must) if must else None
@@ -70,10 +89,15 @@ class EdgeStore:
                     sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
                 )
                 self._shard = qe.EdgeShard.create(str(path), config)
-                for name in INDEXED_FIELDS:
-                    self._shard.update(
-                        qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword)
-                    )
+            # Idempotent: also adds the indexes a store created by an older lore lacks.
+            for name in INDEXED_FIELDS:
+                self._shard.update(
+                    qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword)
+                )
+            for name in FLOAT_FIELDS:
+                self._shard.update(
+                    qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Float)
+                )
 
         except Exception as exc:
             raise StoreUnavailableError(
@@ -149,35 +173,35 @@ class EdgeStore:
         qfilter = build_filter(query.filter)
         dense = qe.Query.Nearest([float(x) for x in query.vector], using=DENSE)
         sparse = qe.Query.Nearest(self._bm25.embed_query(query.text), using=SPARSE)
+        fetch = query.limit + TIE_MARGIN
         if query.mode == "dense":
-            request = qe.QueryRequest(
-                limit=query.limit, query=dense, filter=qfilter, with_payload=True
-            )
+            request = qe.QueryRequest(limit=fetch, query=dense, filter=qfilter, with_payload=True)
         elif query.mode == "sparse":
-            request = qe.QueryRequest(
-                limit=query.limit, query=sparse, filter=qfilter, with_payload=True
-            )
+            request = qe.QueryRequest(limit=fetch, query=sparse, filter=qfilter, with_payload=True)
+        elif (query.fusion or self._fusion) == "rrf":
+            return self._rrf(query)
         else:
-            depth = max(query.limit * 4, 40)
+            depth = max(fetch * 4, 40)
             request = qe.QueryRequest(
-                limit=query.limit,
+                limit=fetch,
                 prefetches=[
                     qe.Prefetch(limit=depth, query=dense, filter=qfilter),
                     qe.Prefetch(limit=depth, query=sparse, filter=qfilter),
                 ],
-                query=self._fusion_query(query.fusion or self._fusion),
+                query=_DBSF,
                 filter=qfilter,
                 with_payload=True,
             )
         with self._lock:
             points = self._shard.query(request)
-        return [Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points]
+        return ranked(
+            [Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points]
+        )[: query.limit]
 
-    def _fusion_query(self, fusion: Fusion) -> Any:
-        # The stub types the query as `Fusion`, the engine takes its inner classes.
-        if fusion == "rrf":
-            return qe.Fusion.Rrf(k=self._rrf_k)
-        return qe.Fusion.Dbsf()
+    def _rrf(self, query: SearchQuery) -> list[Hit]:
+        depth = max((query.limit + TIE_MARGIN) * 4, 40)
+        lists = [self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")]
+        return rrf(lists, self._rrf_k, query.limit)
 
     def close(self) -> None:
         with self._lock:

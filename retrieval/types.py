@@ -4,11 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 Phase = Literal["static", "initial", "post_interaction"]
 SearchMode = Literal["hybrid", "dense", "sparse"]
 Fusion = Literal["dbsf", "rrf"]
+
+
+def url_prefixes(url: str) -> list[str]:
+    """Every directory prefix of a URL, for prefix filters on a keyword index:
+    https://a.test/docs/x.html -> https://a.test/, https://a.test/docs/."""
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return []
+    root = f"{parts.scheme}://{parts.netloc.lower()}/"
+    prefixes = [root]
+    segments = parts.path.strip("/").split("/")[:-1] if parts.path.strip("/") else []
+    for index in range(len(segments)):
+        prefixes.append(root + "/".join(segments[: index + 1]) + "/")
+    return prefixes
+
+
+def timestamp(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).timestamp()
+    except ValueError:
+        return None
 
 
 def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
@@ -40,6 +65,7 @@ class Chunk:
     last_modified: str | None = None
     superseded_by: str | None = None
     superseded_at: str | None = None
+    source: str = ""  # "upload", "link", "spa"
     vector: Sequence[float] = field(default=(), repr=False, compare=False)
 
     @property
@@ -50,9 +76,11 @@ class Chunk:
     def payload(self) -> dict[str, Any]:
         return {
             "tenant_id": self.tenant_id,
+            "source": self.source,
             "source_id": self.source_id,
             "document_id": self.document_id,
             "url": self.url,
+            "url_prefixes": url_prefixes(self.url),
             "domain": self.domain,
             "title": self.title,
             "heading_path": list(self.heading_path),
@@ -69,6 +97,7 @@ class Chunk:
             "state": "superseded" if self.superseded_by else "current",
             "superseded_at": self.superseded_at,
             "fetched_at": self.fetched_at,
+            "fetched_ts": timestamp(self.fetched_at),
             "ingested_at": self.ingested_at,
             "last_modified": self.last_modified,
         }
@@ -78,6 +107,7 @@ class Chunk:
         return cls(
             id=point_id,
             tenant_id=payload["tenant_id"],
+            source=payload.get("source", ""),
             source_id=payload.get("source_id", ""),
             document_id=payload["document_id"],
             url=payload.get("url", ""),
@@ -109,7 +139,26 @@ class ChunkFilter:
     document_ids: tuple[str, ...] = ()
     doc_types: tuple[str, ...] = ()
     phases: tuple[str, ...] = ()
+    url_prefixes: tuple[str, ...] = ()  # directory prefixes, e.g. https://a.test/docs/
+    sources: tuple[str, ...] = ()
+    fetched_after: float | None = None  # epoch seconds
+    fetched_before: float | None = None
     include_superseded: bool = False
+
+
+def filter_terms(flt: ChunkFilter) -> list[tuple[str, tuple[str, ...]]]:
+    """(payload key, accepted values) for each keyword condition the filter sets."""
+    terms = (
+        ("tenant_id", flt.tenant_ids),
+        ("domain", flt.domains),
+        ("url", flt.urls),
+        ("url_prefixes", flt.url_prefixes),
+        ("document_id", flt.document_ids),
+        ("doc_type", flt.doc_types),
+        ("phase", flt.phases),
+        ("source", flt.sources),
+    )
+    return [(key, values) for key, values in terms if values]
 
 
 @dataclass(frozen=True)
@@ -126,3 +175,21 @@ class SearchQuery:
 class Hit:
     chunk: Chunk
     score: float
+
+
+def ranked(hits: list[Hit]) -> list[Hit]:
+    """Best first, ties (to 5 decimals: engines differ in float precision) broken by id, so
+    that every store returns the same order for the same data."""
+    return sorted(hits, key=lambda h: (-round(h.score, 5), h.chunk.id))
+
+
+def rrf(lists: Sequence[list[Hit]], k: int, limit: int) -> list[Hit]:
+    """Reciprocal rank fusion, sum of 1 / (k + rank) with ranks from 1; computed here rather
+    than in the engine because engines disagree on the details."""
+    scores: dict[str, float] = {}
+    chunks: dict[str, Chunk] = {}
+    for hits in lists:
+        for rank, hit in enumerate(ranked(hits), 1):
+            scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1.0 / (k + rank)
+            chunks[hit.chunk.id] = hit.chunk
+    return ranked([Hit(chunks[i], score) for i, score in scores.items()])[:limit]

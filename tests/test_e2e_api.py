@@ -274,3 +274,32 @@ def test_catalog_in_postgresql(make_client: Callable[..., TestClient]) -> None:
     assert client.get("/knowledge/documents").json()["total"] == 1
     hits = client.post("/knowledge/query", json={"query": "when does the office close"}).json()
     assert "six on Fridays" in hits["chunks"][0]["text"]
+
+
+def test_the_api_on_the_qdrant_client_store(make_client: Callable[..., TestClient]) -> None:
+    """The server-store path end to end (qdrant-client's in-process engine stands in for a
+    Qdrant server, which cannot run here)."""
+    client = make_client(qdrant={"url": ":memory:"})
+    response = client.post(
+        "/knowledge/ingest",
+        data={"url": "https://intranet.acme.test/handbook"},
+        files={"files": ("handbook.md", b"# Handbook\n\nThe office closes at six on Fridays.\n")},
+    )
+    assert response.status_code == 201, response.text
+    body = client.get(
+        "/knowledge/resolve",
+        params={"url": "https://intranet.acme.test/x", "query": "when does the office close"},
+    ).json()
+    assert body["hasOrgKnowledge"] and "six on Fridays" in body["chunks"][0]["text"]
+    assert client.get("/healthz").json()["chunks"] == 1
+
+
+def test_an_unreachable_qdrant_server_is_a_clear_error(tmp_path: object) -> None:
+    from api import Lore
+    from ingest import HashEmbedder
+    from retrieval import StoreUnavailableError
+    from tests.conftest import make_settings
+
+    settings = make_settings(tmp_path / "d", qdrant={"url": "http://127.0.0.1:9", "timeout_s": 2})  # type: ignore[operator]
+    with pytest.raises(StoreUnavailableError, match="cannot reach the Qdrant server"):
+        Lore(settings, embedder=HashEmbedder())

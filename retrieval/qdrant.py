@@ -1,0 +1,233 @@
+"""The server store: the same collection layout as the embedded store on a Qdrant server through
+qdrant-client (`url=`), or qdrant-client's in-process `:memory:` engine for tests.
+
+Sparse vectors come from the same BM25 encoder as the embedded store (qdrant-edge's `Bm25`) with
+IDF applied by the engine, so both stores rank the same data the same way."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import qdrant_edge as qe
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from retrieval.edge import DENSE, FLOAT_FIELDS, INDEXED_FIELDS, SPARSE, TIE_MARGIN
+from retrieval.errors import StoreUnavailableError
+from retrieval.types import (
+    Chunk,
+    ChunkFilter,
+    Fusion,
+    Hit,
+    SearchQuery,
+    filter_terms,
+    ranked,
+    rrf,
+)
+
+log = logging.getLogger(__name__)
+_SCROLL_PAGE = 1024
+_UPSERT_BATCH = 256
+
+
+def build_filter(flt: ChunkFilter) -> models.Filter | None:
+    must: list[Any] = []
+    for key, values in filter_terms(flt):
+        match: Any = (
+            models.MatchValue(value=values[0])
+            if len(values) == 1
+            else models.MatchAny(any=list(values))
+        )
+        must.append(models.FieldCondition(key=key, match=match))
+    if flt.fetched_after is not None or flt.fetched_before is not None:
+        bounds = models.Range(gte=flt.fetched_after, lt=flt.fetched_before)
+        must.append(models.FieldCondition(key="fetched_ts", range=bounds))
+    if not flt.include_superseded:
+        must.append(models.FieldCondition(key="state", match=models.MatchValue(value="current")))
+    return models.Filter(must=must) if must else None
+
+
+def _sparse(vector: Any) -> models.SparseVector:
+    return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
+
+
+class QdrantStore:
+    """`VectorStore` on a Qdrant server (`url`) or qdrant-client's local engine (`location`)."""
+
+    def __init__(
+        self,
+        dim: int,
+        url: str | None = None,
+        location: str | None = None,
+        collection: str = "lore_chunks",
+        api_key: str | None = None,
+        fusion: Fusion = "dbsf",
+        rrf_k: int = 60,
+        timeout_s: float = 30.0,
+    ) -> None:
+        if fusion not in ("dbsf", "rrf"):
+            raise ValueError(f"unknown fusion {fusion!r}; choose 'dbsf' or 'rrf'")
+        self._dim = dim
+        self._collection = collection
+        self._fusion = fusion
+        self._rrf_k = rrf_k
+        self._bm25 = qe.Bm25()
+        self._lock = threading.RLock()  # the local engine is not thread-safe
+        where = url or location or ":memory:"
+        self._local = url is None
+        try:
+            if url:
+                self._client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
+            else:
+                self._client = QdrantClient(location=where)
+            self._ensure_collection()
+        except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
+            raise StoreUnavailableError(
+                f"cannot reach the Qdrant server at {where}: {exc}"
+            ) from exc
+
+    def _ensure_collection(self) -> None:
+        if not self._client.collection_exists(self._collection):
+            self._client.create_collection(
+                self._collection,
+                vectors_config={
+                    DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)
+                },
+                sparse_vectors_config={
+                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                },
+            )
+        else:
+            info = self._client.get_collection(self._collection)
+            vectors = info.config.params.vectors
+            size = vectors[DENSE].size if isinstance(vectors, dict) and DENSE in vectors else None
+            if size != self._dim:
+                raise StoreUnavailableError(
+                    f"collection {self._collection!r} holds {size}-d '{DENSE}' vectors; "
+                    f"the embedding model makes {self._dim}-d vectors"
+                )
+        if self._local:
+            return  # the local engine has no payload indexes (it filters by scanning)
+        for name in INDEXED_FIELDS:
+            self._client.create_payload_index(
+                self._collection, name, models.PayloadSchemaType.KEYWORD
+            )
+        for name in FLOAT_FIELDS:
+            self._client.create_payload_index(
+                self._collection, name, models.PayloadSchemaType.FLOAT
+            )
+
+    def upsert(self, chunks: Sequence[Chunk]) -> None:
+        points = []
+        for chunk in chunks:
+            if len(chunk.vector) != self._dim:
+                raise ValueError(
+                    f"chunk {chunk.id} has a {len(chunk.vector)}-d vector; the store holds "
+                    f"{self._dim}-d vectors"
+                )
+            vectors: dict[str, Any] = {
+                DENSE: [float(x) for x in chunk.vector],
+                SPARSE: _sparse(self._bm25.embed_document(chunk.search_text)),
+            }
+            points.append(models.PointStruct(id=chunk.id, vector=vectors, payload=chunk.payload()))
+        with self._lock:
+            for start in range(0, len(points), _UPSERT_BATCH):
+                self._client.upsert(self._collection, points[start : start + _UPSERT_BATCH])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if ids:
+            with self._lock:
+                self._client.delete(self._collection, models.PointIdsList(points=list(ids)))
+
+    def delete_where(self, flt: ChunkFilter) -> None:
+        qfilter = build_filter(flt)
+        if qfilter is None:
+            raise ValueError("refusing to delete with an empty filter")
+        with self._lock:
+            self._client.delete(self._collection, models.FilterSelector(filter=qfilter))
+
+    def _records(self, flt: ChunkFilter, with_payload: bool) -> list[models.Record]:
+        records: list[models.Record] = []
+        offset: Any = None
+        qfilter = build_filter(flt)
+        with self._lock:
+            while True:
+                page, offset = self._client.scroll(
+                    self._collection,
+                    scroll_filter=qfilter,
+                    limit=_SCROLL_PAGE,
+                    offset=offset,
+                    with_payload=with_payload,
+                    with_vectors=False,
+                )
+                records.extend(page)
+                if offset is None:
+                    return records
+
+    def ids_where(self, flt: ChunkFilter) -> set[str]:
+        return {str(r.id) for r in self._records(flt, with_payload=False)}
+
+    def scroll(self, flt: ChunkFilter, limit: int) -> list[Chunk]:
+        chunks = [Chunk.from_payload(str(r.id), r.payload or {}) for r in self._records(flt, True)]
+        chunks.sort(key=lambda c: (c.document_id, c.position))
+        return chunks[:limit]
+
+    def count(self, flt: ChunkFilter) -> int:
+        with self._lock:
+            return self._client.count(
+                self._collection, count_filter=build_filter(flt), exact=True
+            ).count
+
+    def search(self, query: SearchQuery) -> list[Hit]:
+        if query.mode == "hybrid" and (query.fusion or self._fusion) == "rrf":
+            depth = max((query.limit + TIE_MARGIN) * 4, 40)
+            lists = [self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")]
+            return rrf(lists, self._rrf_k, query.limit)
+        qfilter = build_filter(query.filter)
+        dense = [float(x) for x in query.vector]
+        sparse = _sparse(self._bm25.embed_query(query.text))
+        fetch = query.limit + TIE_MARGIN
+        with self._lock:
+            if query.mode == "dense":
+                result = self._client.query_points(
+                    self._collection, query=dense, using=DENSE, query_filter=qfilter,
+                    limit=fetch, with_payload=True,
+                )  # fmt: skip
+            elif query.mode == "sparse":
+                result = self._client.query_points(
+                    self._collection, query=sparse, using=SPARSE, query_filter=qfilter,
+                    limit=fetch, with_payload=True,
+                )  # fmt: skip
+            elif (query.fusion or self._fusion) == "rrf":
+                depth = max(fetch * 4, 40)
+                lists = [
+                    self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")
+                ]
+                return rrf(lists, self._rrf_k, query.limit)
+            else:
+                depth = max(fetch * 4, 40)
+                result = self._client.query_points(
+                    self._collection,
+                    prefetch=[
+                        models.Prefetch(query=dense, using=DENSE, filter=qfilter, limit=depth),
+                        models.Prefetch(query=sparse, using=SPARSE, filter=qfilter, limit=depth),
+                    ],
+                    query=models.FusionQuery(fusion=models.Fusion.DBSF),
+                    query_filter=qfilter,
+                    limit=fetch,
+                    with_payload=True,
+                )
+        return ranked(
+            [
+                Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score))
+                for p in result.points
+            ]
+        )[: query.limit]
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()

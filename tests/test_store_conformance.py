@@ -1,0 +1,230 @@
+"""One conformance suite for both vector stores: the embedded Qdrant Edge store and the server
+store on qdrant-client (its in-process `:memory:` engine here; a Qdrant server in the stack).
+Both must keep the same data and return the same ids in the same order for the same queries."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from ingest import Embedder
+from retrieval import (
+    Chunk,
+    ChunkFilter,
+    EdgeStore,
+    QdrantStore,
+    SearchQuery,
+    VectorStore,
+    chunk_id,
+    content_hash,
+    document_id,
+)
+
+TEXTS = [
+    "Reset your password from the account settings page.",
+    "Invoices can be downloaded as PDF from the billing tab.",
+    "The API rate limit is 600 requests per minute per key.",
+    "Two-factor authentication uses an authenticator app or SMS.",
+    "Delete a project from its settings; this cannot be undone.",
+    "Webhooks retry failed deliveries with exponential backoff.",
+    "Export your data as CSV or JSON from the reports page.",
+    "Invite teammates by email from the members page.",
+    "Single sign-on supports SAML and OpenID Connect.",
+    "The mobile app works offline and syncs when back online.",
+    "Billing runs on the first day of each month.",
+    "API keys are shown once; store them in a secret manager.",
+]
+TENANTS = ("acme", "globex", "public")
+DOMAINS = ("docs.acme.test", "help.globex.test")
+BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def corpus(embedder: Embedder) -> list[Chunk]:
+    # No two chunks share a text: exact ties have no defined order in any engine.
+    texts = [f"{text} ({tenant} handbook)" for tenant, text in itertools.product(TENANTS, TEXTS)]
+    vectors = embedder.embed(texts)
+    chunks = []
+    for n, ((tenant, _), text, vector) in enumerate(
+        zip(itertools.product(TENANTS, TEXTS), texts, vectors, strict=True)
+    ):
+        domain = DOMAINS[n % 2]
+        section = "guide" if n % 3 else "api"
+        url = f"https://{domain}/{section}/page-{n % 5}.html"
+        doc = document_id(tenant, url)
+        digest = content_hash(text)
+        fetched = (BASE_TIME + timedelta(days=n)).isoformat()
+        chunks.append(
+            Chunk(
+                id=chunk_id(tenant, doc, "static", None, digest, n),
+                tenant_id=tenant,
+                source="upload" if n % 4 == 0 else "link",
+                source_id="conformance",
+                document_id=doc,
+                url=url,
+                domain=domain,
+                title=f"Page {n % 5}",
+                heading_path=("Help", section),
+                text=text,
+                content_hash=digest,
+                doc_type="pdf" if n % 5 == 0 else "html",
+                position=n,
+                fetched_at=fetched,
+                ingested_at=fetched,
+                phase="post_interaction" if n % 7 == 0 else "static",
+                trigger_action="click(#more)" if n % 7 == 0 else None,
+                superseded_by="newer" if n % 11 == 5 else None,
+                vector=vector,
+            )
+        )
+    return chunks
+
+
+@pytest.fixture(params=["edge", "qdrant-client"])
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, real_embedder: Embedder
+) -> Iterator[VectorStore]:
+    made: VectorStore
+    if request.param == "edge":
+        made = EdgeStore(tmp_path / "vectors", real_embedder.dim)
+    else:
+        made = QdrantStore(real_embedder.dim, location=":memory:")
+    made.upsert(corpus(real_embedder))
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def both(tmp_path: Path, real_embedder: Embedder) -> Iterator[tuple[VectorStore, VectorStore]]:
+    chunks = corpus(real_embedder)
+    edge = EdgeStore(tmp_path / "vectors", real_embedder.dim)
+    server = QdrantStore(real_embedder.dim, location=":memory:")
+    for made in (edge, server):
+        made.upsert(chunks)
+    yield edge, server
+    edge.close()
+    server.close()
+
+
+FILTERS = {
+    "tenant": ChunkFilter(tenant_ids=("acme",)),
+    "tenant+public": ChunkFilter(tenant_ids=("acme", "public")),
+    "domain": ChunkFilter(tenant_ids=("globex",), domains=("help.globex.test",)),
+    "url prefix": ChunkFilter(url_prefixes=("https://docs.acme.test/api/",)),
+    "doc type": ChunkFilter(doc_types=("pdf",)),
+    "phase": ChunkFilter(phases=("post_interaction",)),
+    "source": ChunkFilter(sources=("upload",)),
+    "time": ChunkFilter(
+        fetched_after=(BASE_TIME + timedelta(days=5)).timestamp(),
+        fetched_before=(BASE_TIME + timedelta(days=20)).timestamp(),
+    ),
+    "history": ChunkFilter(tenant_ids=("acme",), include_superseded=True),
+}
+
+
+@pytest.mark.parametrize("name", FILTERS)
+def test_filters_select_the_same_chunks(
+    store: VectorStore, real_embedder: Embedder, name: str
+) -> None:
+    flt = FILTERS[name]
+    expected = {c.id for c in corpus(real_embedder) if _matches(c, flt)}
+    assert expected, name
+    assert store.ids_where(flt) == expected
+    assert store.count(flt) == len(expected)
+    scrolled = store.scroll(flt, 1000)
+    assert [c.id for c in scrolled] == [
+        c.id
+        for c in sorted(
+            (c for c in corpus(real_embedder) if c.id in expected),
+            key=lambda c: (c.document_id, c.position),
+        )
+    ]
+
+
+def _matches(chunk: Chunk, flt: ChunkFilter) -> bool:
+    payload = chunk.payload()
+    for values, key in (
+        (flt.tenant_ids, "tenant_id"),
+        (flt.domains, "domain"),
+        (flt.doc_types, "doc_type"),
+        (flt.phases, "phase"),
+        (flt.sources, "source"),
+    ):
+        if values and payload[key] not in values:
+            return False
+    if flt.url_prefixes and not any(chunk.url.startswith(p) for p in flt.url_prefixes):
+        return False
+    ts = payload["fetched_ts"]
+    if flt.fetched_after is not None and ts < flt.fetched_after:
+        return False
+    if flt.fetched_before is not None and ts >= flt.fetched_before:
+        return False
+    return flt.include_superseded or chunk.superseded_by is None
+
+
+QUERIES = [
+    "how do I reset my password",
+    "rate limit for the API",
+    "download invoices",
+    "SAML single sign-on",
+    "export data as CSV",
+    "webhook retries",
+]
+MODES = [("dense", None), ("sparse", None), ("hybrid", "dbsf"), ("hybrid", "rrf")]
+
+
+@pytest.mark.parametrize(("mode", "fusion"), MODES)
+@pytest.mark.parametrize("filter_name", ["tenant+public", "url prefix", "history"])
+def test_same_ids_in_the_same_order(
+    both: tuple[VectorStore, VectorStore],
+    real_embedder: Embedder,
+    mode: str,
+    fusion: str | None,
+    filter_name: str,
+) -> None:
+    edge, server = both
+    for text in QUERIES:
+        query = SearchQuery(
+            text,
+            real_embedder.embed_query(text),
+            FILTERS[filter_name],
+            8,
+            mode,
+            fusion,  # type: ignore[arg-type]
+        )
+        edge_hits, server_hits = edge.search(query), server.search(query)
+        assert edge_hits or mode == "sparse", (text, mode)  # sparse: no shared word, no hit
+        assert [h.chunk.id for h in edge_hits] == [h.chunk.id for h in server_hits], (text, mode)
+        for a, b in zip(edge_hits, server_hits, strict=True):
+            assert a.score == pytest.approx(b.score, rel=1e-3, abs=1e-4)
+            assert a.chunk == b.chunk  # the whole payload survives the round trip
+
+
+def test_the_best_hit_is_the_relevant_one(store: VectorStore, real_embedder: Embedder) -> None:
+    text = "how do I reset my password"
+    query = SearchQuery(text, real_embedder.embed_query(text), ChunkFilter(tenant_ids=("acme",)), 3)
+    assert "Reset your password" in store.search(query)[0].chunk.text
+
+
+def test_deletes(store: VectorStore, real_embedder: Embedder) -> None:
+    chunks = corpus(real_embedder)
+    acme = ChunkFilter(tenant_ids=("acme",), include_superseded=True)
+    before = store.count(acme)
+    store.delete([chunks[0].id, "00000000-0000-0000-0000-000000000000"])
+    assert store.count(acme) == before - 1
+    store.delete_where(
+        ChunkFilter(
+            tenant_ids=("acme",), document_ids=(chunks[1].document_id,), include_superseded=True
+        )
+    )
+    assert chunks[1].id not in store.ids_where(acme)
+    with pytest.raises(ValueError, match="empty filter"):
+        store.delete_where(ChunkFilter(include_superseded=True))
+    assert store.count(ChunkFilter(tenant_ids=("globex",))) > 0  # other tenants untouched
+    store.upsert([replace(chunks[0], text="changed")])
+    [again] = [c for c in store.scroll(acme, 1000) if c.id == chunks[0].id]
+    assert again.text == "changed"
