@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from retrieval import Document, Hit, Job
@@ -123,9 +123,14 @@ class ChunkView(Model):
     phase: str
     trigger_action: str | None
     fetched_at: str
+    last_modified: str | None = None
     document_id: str
     doc_type: str
+    source: str = ""
     tenant_id: str
+    scope: str | None = None
+    superseded_by: str | None = Field(None, description="Set on history (includeSuperseded).")
+    superseded_at: str | None = None
 
     @classmethod
     def of(cls, hit: Hit) -> ChunkView:
@@ -140,9 +145,14 @@ class ChunkView(Model):
             phase=c.phase,
             trigger_action=c.trigger_action,
             fetched_at=c.fetched_at,
+            last_modified=c.last_modified,
             document_id=c.document_id,
             doc_type=c.doc_type,
+            source=c.source,
             tenant_id=c.tenant_id,
+            scope=c.scope,
+            superseded_by=c.superseded_by,
+            superseded_at=c.superseded_at,
         )
 
 
@@ -158,7 +168,27 @@ class QueryRequest(Model):
     urls: list[str] = Field(default_factory=list)
     doc_types: list[str] = Field(default_factory=list)
     document_ids: list[str] = Field(default_factory=list)
+    url_prefixes: list[str] = Field(
+        default_factory=list,
+        description="Directory prefixes ending in '/', e.g. https://docs.example.com/api/",
+    )
+    sources: list[Literal["upload", "link", "spa"]] = Field(default_factory=list)
+    phases: list[Literal["static", "initial", "post_interaction"]] = Field(default_factory=list)
+    fetched_after: datetime | None = None
+    fetched_before: datetime | None = None
+    include_superseded: bool = Field(False, description="Also return superseded chunks (history).")
+    include_public: bool = True
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
+
+    @field_validator("url_prefixes")
+    @classmethod
+    def _directory_prefixes(cls, values: list[str]) -> list[str]:
+        for value in values:
+            if "://" not in value or not value.endswith("/"):
+                raise ValueError(
+                    f"{value!r} is not a directory prefix: an absolute URL ending in '/'"
+                )
+        return values
 
 
 class QueryResponse(Model):

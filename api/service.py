@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from api.settings import Settings
@@ -40,6 +40,7 @@ from retrieval import (
     VectorStore,
     utcnow,
 )
+from retrieval.ranking import Freshness, rerank
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +157,13 @@ class Lore:
             max_tokens=settings.chunking.max_tokens,
             overlap_tokens=settings.chunking.overlap_tokens,
             max_bytes=max(settings.max_upload_bytes, settings.fetch.max_bytes),
+        )
+        search = settings.search
+        self.freshness = Freshness(
+            post_interaction_boost=search.post_interaction_boost,
+            half_life_days=search.half_life_days,
+            decay_floor=search.decay_floor,
+            duplicate_similarity=search.duplicate_similarity,
         )
         self.tools = extraction_tools(settings)
         self.limits = extraction_limits(settings)
@@ -315,19 +323,27 @@ class Lore:
     # retrieval --------------------------------------------------------------------------------
 
     def search(self, text: str, flt: ChunkFilter, k: int, mode: SearchMode = "hybrid") -> list[Hit]:
+        """The engine's best candidates, re-ranked for freshness with near-duplicates collapsed."""
         vector = self.embedder.embed_query(text)
-        return self.store.search(
-            SearchQuery(text=text, vector=vector, filter=flt, limit=k, mode=mode)
+        candidates = self.store.search(
+            SearchQuery(text=text, vector=vector, filter=flt, limit=max(k * 3, k + 10), mode=mode)
         )
+        return rerank(candidates, self.freshness, k)
 
-    def resolve(self, url: str, query: str | None, k: int) -> ResolveResult:
+    def resolve(
+        self, url: str, query: str | None, k: int, include_superseded: bool = False
+    ) -> ResolveResult:
         """What lore knows for an agent on `url`: the page's domain, org knowledge first."""
         domain = page_domain(url)
-        flt = ChunkFilter(tenant_ids=(self.tenant, PUBLIC_TENANT), domains=(domain,))
+        flt = ChunkFilter(
+            tenant_ids=(self.tenant, PUBLIC_TENANT),
+            domains=(domain,),
+            include_superseded=include_superseded,
+        )
         if query and query.strip():
             hits = self.search(query, flt, k)
         else:
-            page = ChunkFilter(tenant_ids=flt.tenant_ids, urls=(url,))
+            page = replace(flt, domains=(), urls=(url,))
             hits = [Hit(c, 1.0) for c in self.store.scroll(page, k)]
         org = [h for h in hits if h.chunk.tenant_id == self.tenant]
         public = [h for h in hits if h.chunk.tenant_id != self.tenant]
@@ -337,22 +353,15 @@ class Lore:
         self,
         text: str,
         k: int,
-        domains: Sequence[str] = (),
-        urls: Sequence[str] = (),
-        doc_types: Sequence[str] = (),
-        document_ids: Sequence[str] = (),
+        flt: ChunkFilter | None = None,
         include_public: bool = True,
         mode: SearchMode = "hybrid",
     ) -> list[Hit]:
+        """General search; the tenant scope is set here whatever `flt` says."""
         tenants = (self.tenant, PUBLIC_TENANT) if include_public else (self.tenant,)
-        flt = ChunkFilter(
-            tenant_ids=tenants,
-            domains=tuple(d.lower() for d in domains),
-            urls=tuple(urls),
-            doc_types=tuple(doc_types),
-            document_ids=tuple(document_ids),
-        )
-        return self.search(text, flt, k, mode)
+        flt = flt or ChunkFilter()
+        scoped = replace(flt, tenant_ids=tenants, domains=tuple(d.lower() for d in flt.domains))
+        return self.search(text, scoped, k, mode)
 
     # documents --------------------------------------------------------------------------------
 

@@ -100,6 +100,18 @@ class SearchSettings(BaseModel):
         "dbsf", description="How dense and BM25 results are fused (DBSF measured better)."
     )
     rrf_k: int = Field(60, ge=1)
+    post_interaction_boost: float = Field(
+        0.1, ge=0, description="Score boost for chunks revealed by an interaction (0.1: +10 %)."
+    )
+    half_life_days: float | None = Field(
+        180.0, gt=0, description="Age at which the decay has gone half way; unset: no decay."
+    )
+    decay_floor: float = Field(
+        0.8, ge=0, le=1, description="Share of its score the oldest chunk keeps."
+    )
+    duplicate_similarity: float | None = Field(
+        0.9, gt=0, le=1, description="Word-shingle Jaccard above which results collapse."
+    )
 
 
 class Settings(BaseSettings):

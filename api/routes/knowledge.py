@@ -24,6 +24,7 @@ from api.schemas import (
 )
 from api.service import Upload
 from ingest import IngestError
+from retrieval import ChunkFilter
 
 router = APIRouter(prefix="/knowledge", tags=["knowledge"])
 _READ = 1024 * 1024
@@ -163,12 +164,15 @@ async def resolve(
     url: str = Query(..., min_length=1, max_length=4096, description="The page the agent is on"),
     query: str | None = Query(None, max_length=2000, description="What the agent wants"),
     k: int = Query(8, ge=1, le=100),
+    include_superseded: bool = Query(
+        False, alias="includeSuperseded", description="Also return superseded chunks (history)"
+    ),
 ) -> ResolveResponse:
     """The knowledge an agent needs on this page: chunks of the page's domain, the tenant's own
     knowledge first. Without `query`, the page's own chunks in document order."""
     try:
         result = await anyio.to_thread.run_sync(
-            lore.resolve, url, query, min(k, lore.settings.max_k)
+            lore.resolve, url, query, min(k, lore.settings.max_k), include_superseded
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_url", str(exc)) from exc
@@ -180,15 +184,21 @@ async def resolve(
 @router.post("/query", response_model=QueryResponse)
 async def query(body: QueryRequest, lore: LoreDep) -> QueryResponse:
     """General search over everything this tenant may read, with optional filters."""
+    flt = ChunkFilter(
+        domains=tuple(body.domains),
+        urls=tuple(body.urls),
+        url_prefixes=tuple(body.url_prefixes),
+        doc_types=tuple(body.doc_types),
+        document_ids=tuple(body.document_ids),
+        phases=tuple(body.phases),
+        sources=tuple(body.sources),
+        fetched_after=body.fetched_after.timestamp() if body.fetched_after else None,
+        fetched_before=body.fetched_before.timestamp() if body.fetched_before else None,
+        include_superseded=body.include_superseded,
+    )
     hits = await anyio.to_thread.run_sync(
         lambda: lore.query(
-            body.query,
-            min(body.k, lore.settings.max_k),
-            body.domains,
-            body.urls,
-            body.doc_types,
-            body.document_ids,
-            mode=body.mode,
+            body.query, min(body.k, lore.settings.max_k), flt, body.include_public, body.mode
         )
     )
     return QueryResponse(chunks=[ChunkView.of(h) for h in hits])

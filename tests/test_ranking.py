@@ -1,0 +1,176 @@
+"""Freshness ranking and near-duplicate collapse (pure functions), and the query filters,
+history and tenant isolation through the HTTP API."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from api import Lore, create_app
+from ingest import HashEmbedder
+from retrieval import Chunk, Hit
+from retrieval.ranking import Freshness, collapse_duplicates, rerank
+from tests.conftest import make_settings
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def chunk(cid: str, text: str, days_old: float, phase: str = "static", **extra: object) -> Chunk:
+    fetched = (NOW - timedelta(days=days_old)).isoformat()
+    return Chunk(
+        id=cid, tenant_id="t", source_id="s", document_id=f"d-{cid}", url=f"https://a.test/{cid}",
+        domain="a.test", title="", heading_path=(), text=text, content_hash=cid, doc_type="html",
+        position=0, fetched_at=fetched, ingested_at=fetched, phase=phase,  # type: ignore[arg-type]
+        **extra,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_of_two_near_equal_answers_the_fresher_ranks_first() -> None:
+    old = Hit(chunk("old", "The plan costs 10 EUR a month.", days_old=400), 0.80)
+    new = Hit(chunk("new", "The plan costs 12 EUR a month.", days_old=2), 0.79)
+    policy = Freshness(duplicate_similarity=None)
+    assert [h.chunk.id for h in rerank([old, new], policy, 2, NOW)] == ["new", "old"]
+    # a clearly better answer still wins over a fresher weak one
+    weak = Hit(chunk("weak", "Unrelated news.", days_old=0), 0.40)
+    assert rerank([old, weak], policy, 2, NOW)[0].chunk.id == "old"
+
+
+def test_post_interaction_chunks_get_the_boost() -> None:
+    static = Hit(chunk("s", "Tab content before the click.", 1), 0.70)
+    revealed = Hit(chunk("p", "Tab content after the click.", 1, phase="post_interaction"), 0.66)
+    policy = Freshness(half_life_days=None, duplicate_similarity=None)
+    assert rerank([static, revealed], policy, 2, NOW)[0].chunk.id == "p"
+    none = replace(policy, post_interaction_boost=0.0)
+    assert rerank([static, revealed], none, 2, NOW)[0].chunk.id == "s"
+
+
+def test_last_modified_counts_over_fetch_time() -> None:
+    stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
+    fresh = chunk("b", "p q r", days_old=30)
+    ranked = rerank([Hit(stale, 0.5), Hit(fresh, 0.5)], Freshness(), 2, NOW)
+    assert ranked[0].chunk.id == "b"
+
+
+def test_near_duplicates_collapse_to_the_fresher_copy() -> None:
+    text = "Support is open Monday to Friday from nine to five, except public holidays."
+    hits = [
+        Hit(chunk("mirror-old", text, 300), 0.9),
+        Hit(chunk("other", "Refunds take five working days.", 1), 0.5),
+        Hit(chunk("mirror-new", text.replace("holidays.", "holidays!"), 3), 0.85),
+    ]
+    collapsed = collapse_duplicates(hits, 0.9)
+    assert [h.chunk.id for h in collapsed] == ["mirror-new", "other"]
+    assert collapsed[0].score == 0.9  # at the better rank
+    assert len(collapse_duplicates(hits, 1.01)) == 3
+
+
+# through the API ------------------------------------------------------------------------------
+
+PAGE = b"# Pricing\n\nThe team plan costs 12 EUR per user and month.\n"
+
+
+@pytest.mark.slow
+def test_query_filters(make_client: Callable[..., TestClient]) -> None:
+    client = make_client()
+    for url in ("https://docs.acme.test/api/limits", "https://docs.acme.test/guide/limits"):
+        response = client.post(
+            "/knowledge/ingest",
+            data={"url": url},
+            files={"files": ("limits.md", b"# Limits\n\nThe API allows 600 requests a minute.")},
+        )
+        assert response.status_code == 201
+
+    def urls(**body: object) -> list[str]:
+        response = client.post("/knowledge/query", json={"query": "API request limit", **body})
+        assert response.status_code == 200, response.text
+        return sorted({c["url"] for c in response.json()["chunks"]})
+
+    assert urls(urlPrefixes=["https://docs.acme.test/api/"]) == [
+        "https://docs.acme.test/api/limits"
+    ]
+    # the same text under two URLs collapses to one result: the fresher (indexed second)
+    assert urls() == ["https://docs.acme.test/guide/limits"]
+    assert urls(sources=["link"]) == []
+    assert urls(phases=["post_interaction"]) == []
+    assert urls(fetchedAfter="2000-01-01T00:00:00Z", fetchedBefore="2001-01-01T00:00:00Z") == []
+    assert len(urls(fetchedAfter="2000-01-01T00:00:00Z")) >= 1
+    bad = client.post("/knowledge/query", json={"query": "x", "urlPrefixes": ["docs.acme.test"]})
+    assert bad.status_code == 422 and "directory prefix" in bad.json()["message"]
+
+
+tenant_names = st.text(alphabet=string.ascii_lowercase, min_size=3, max_size=8).filter(
+    lambda t: t != "public"
+)
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(tenants=st.lists(tenant_names, min_size=2, max_size=4, unique=True), data=st.data())
+def test_no_endpoint_returns_another_tenants_chunk(
+    tmp_path_factory: pytest.TempPathFactory, tenants: list[str], data: st.DataObject
+) -> None:
+    """Tenants share one data directory; each indexes its own secret. The hash embedder (a fake)
+    keeps this fast: isolation does not depend on what the vectors mean."""
+    root: Path = tmp_path_factory.mktemp("tenants")
+    secrets = {t: f"The {t} vault code is {data.draw(st.integers(1000, 9999))}." for t in tenants}
+    domain = data.draw(st.sampled_from(["shared.test", "intranet.test"]))
+
+    def app(tenant: str) -> tuple[TestClient, Lore]:
+        settings = make_settings(root, tenant=tenant, embedding={"backend": "hash"})
+        lore = Lore(settings, embedder=HashEmbedder())
+        return TestClient(create_app(settings, lore=lore)), lore
+
+    for tenant in tenants:
+        client, lore = app(tenant)
+        with client:
+            response = client.post(
+                "/knowledge/ingest",
+                data={"url": f"https://{domain}/{tenant}/vault"},
+                files={"files": ("vault.md", f"# Vault\n\n{secrets[tenant]}".encode())},
+            )
+            assert response.status_code == 201, response.text
+        lore.close()
+    for tenant in tenants:
+        client, lore = app(tenant)
+        with client:
+            seen: list[str] = []
+            for other in tenants:
+                body = {"query": f"{other} vault code", "k": 50, "includeSuperseded": True}
+                seen += [
+                    c["tenantId"]
+                    for c in client.post("/knowledge/query", json=body).json()["chunks"]
+                ]
+                resolved = client.get(
+                    "/knowledge/resolve",
+                    params={
+                        "url": f"https://{domain}/{other}/vault",
+                        "query": "vault code",
+                        "k": 50,
+                    },
+                ).json()
+                seen += [c["tenantId"] for c in resolved["chunks"]]
+                page = client.get(
+                    "/knowledge/resolve", params={"url": f"https://{domain}/{other}/vault"}
+                )
+                seen += [c["tenantId"] for c in page.json()["chunks"]]
+            assert set(seen) == {tenant}
+            documents = client.get("/knowledge/documents").json()["documents"]
+            assert [d["url"] for d in documents] == [f"https://{domain}/{tenant}/vault"]
+            for other in tenants:
+                if other != tenant:  # another tenant's document id is "not found"
+                    from retrieval import document_id
+
+                    foreign = document_id(other, f"https://{domain}/{other}/vault")
+                    assert client.delete(f"/knowledge/documents/{foreign}").status_code == 404
+            assert client.get("/healthz").status_code == 200
+        lore.close()
