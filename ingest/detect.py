@@ -109,6 +109,7 @@ _MD_HEADING = re.compile(r"^#{1,6} \S", re.M)
 _CHARSET = re.compile(r"charset=([\w.:-]+)", re.I)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([\w.:-]+)", re.I)
 _SNIFF_BYTES = 8192
+_SINGLE_BYTE_WESTERN = {"iso-8859-1", "latin-1", "latin1", "iso-8859-15", "windows-1252", "cp1252"}
 _UTF_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
@@ -308,9 +309,25 @@ def decode_text(data: bytes, content_type: str | None = None) -> str:
     meta = _META_CHARSET.search(data[:_SNIFF_BYTES])
     if meta:
         candidates.append(meta.group(1).decode("ascii", "ignore"))
+    if candidates and candidates[0].lower().replace("_", "-") in _SINGLE_BYTE_WESTERN:
+        # Declared Latin-1 but valid UTF-8 with non-ASCII bytes: the declaration is stale
+        # (Latin-1 text is almost never valid UTF-8).
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            if not text.isascii():
+                return text
     for encoding in (*candidates, "utf-8"):
         try:
             return data.decode(encoding)
         except (LookupError, UnicodeDecodeError):
             continue
+    # Mostly UTF-8 with a few broken bytes (pages stitched from several sources): keep UTF-8.
+    lenient = data.decode("utf-8", "replace")
+    broken = lenient.count("\ufffd")
+    valid = sum(1 for ch in lenient if ord(ch) > 127) - broken
+    if valid >= 20 * broken:
+        return lenient
     return data.decode("cp1252", "replace")

@@ -18,6 +18,10 @@ log = logging.getLogger(__name__)
 
 MIN_CHARS = 200
 _BLANKS = re.compile(r"\n{3,}")
+# Inline HTML that trafilatura's Markdown keeps (5000 m<sup>2</sup>): its text is what counts.
+_INLINE_TAGS = re.compile(
+    r"</?(?:sup|sub|mark|ins|del|s|u|small|span|abbr|cite|kbd|var|samp)>", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,6 @@ def _trafilatura(html: str, url: str | None) -> str:
         include_links=False,
         include_images=False,
         include_comments=False,
-        favor_recall=True,
         deduplicate=False,
     )
     return result or ""
@@ -66,7 +69,7 @@ def _readability(html: str) -> str:
 
 
 def _clean(markdown: str) -> str:
-    return _BLANKS.sub("\n\n", repair_tables(markdown)).strip()
+    return _BLANKS.sub("\n\n", repair_tables(_INLINE_TAGS.sub("", markdown))).strip()
 
 
 def extract_html(html: str, url: str | None = None) -> ExtractedHtml:

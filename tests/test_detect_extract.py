@@ -54,6 +54,13 @@ def test_refuses_what_it_cannot_read(
         detect_type(data, filename, content_type)
 
 
+def test_mostly_utf8_with_a_few_broken_bytes_stays_utf8() -> None:
+    data = ("Grüße aus Köln, schöne Grüße. " * 20).encode() + b"\xe4 broken"
+    assert decode_text(data).startswith("Grüße aus Köln")
+    stale = '<meta charset="iso-8859-1"><p>Größe</p>'.encode()  # declared Latin-1, is UTF-8
+    assert "Größe" in decode_text(stale)
+
+
 def test_utf16_text_without_a_byte_order_mark() -> None:
     for codec in ("utf-16-le", "utf-16-be"):
         data = "Plain notes about the rollout.\n".encode(codec) * 3
