@@ -19,6 +19,7 @@ from ingest import (
     IndexResult,
     IngestError,
     Limits,
+    OnnxEmbedder,
     PreparedDocument,
     Sandbox,
     SentenceTransformerEmbedder,
@@ -51,6 +52,8 @@ EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
     "sentence-transformers": lambda s: SentenceTransformerEmbedder(
         s.embedding.model_path, s.embedding.device
     ),
+    "onnx-int8": lambda s: OnnxEmbedder(s.data_dir / "models", s.embedding.model_path),
+    "onnx": lambda s: OnnxEmbedder(s.data_dir / "models", s.embedding.model_path, quantize=False),
     "hash": lambda s: HashEmbedder(),
 }
 

@@ -30,12 +30,19 @@ def main() -> None:
         default=None,
         help="keep the index here (default: a temporary directory)",
     )
+    parser.add_argument(
+        "--embedding",
+        default="sentence-transformers",
+        choices=["sentence-transformers", "onnx-int8", "onnx"],
+    )
     args = parser.parse_args()
 
     files = html_files(args.corpus, args.limit)
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = args.data_dir or Path(tmp)
-        lore = Lore(Settings(data_dir=data_dir))  # the real model and engine
+        # The real model and engine; each page extracted in the sandbox, as in the server.
+        settings = Settings(data_dir=data_dir, embedding={"backend": args.embedding})  # type: ignore[arg-type]
+        lore = Lore(settings)
         try:
             t0 = time.perf_counter()
             prepared, failed = [], 0
@@ -61,6 +68,7 @@ def main() -> None:
 
     chunks = sum(r.chunks for r in results)
     total = t2 - t0
+    print(f"embedding: {lore.embedder.name}")
     print(f"corpus: {args.corpus} ({len(files)} pages, {failed} with no extractable text)")
     print(f"extract + chunk: {len(files) / (t1 - t0):.1f} pages/s ({t1 - t0:.1f} s)")
     print(f"embed + store:   {chunks / (t2 - t1):.1f} chunks/s ({t2 - t1:.1f} s)")

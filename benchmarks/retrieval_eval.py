@@ -88,12 +88,22 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SCIFACT)
     parser.add_argument("--index-dir", type=Path, default=None, help="keep/reuse the index here")
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")
+    parser.add_argument(
+        "--embedding",
+        default="sentence-transformers",
+        choices=["sentence-transformers", "onnx-int8", "onnx"],
+        help="embedding backend (a new --index-dir per backend)",
+    )
     args = parser.parse_args()
     corpus, queries, qrels = load(args.data)
     query_ids = sorted(qrels, key=int)[: args.queries or None]
 
     with tempfile.TemporaryDirectory() as tmp:
-        lore = Lore(Settings(data_dir=args.index_dir or Path(tmp)))
+        settings = Settings(
+            data_dir=args.index_dir or Path(tmp),
+            embedding={"backend": args.embedding},  # type: ignore[arg-type]
+        )
+        lore = Lore(settings)
         if lore.store.count(ChunkFilter(tenant_ids=(lore.tenant,))) == 0:
             build(lore, corpus)
         flt = ChunkFilter(tenant_ids=(lore.tenant,))

@@ -3,7 +3,7 @@ indexing into the store. Depends only on `retrieval`."""
 
 from ingest.chunker import Section, TextChunk, chunk_markdown, count_words, split_sections
 from ingest.detect import SUPPORTED, DocType, decode_text, detect_type
-from ingest.embed import Embedder, HashEmbedder, SentenceTransformerEmbedder
+from ingest.embed import Embedder, HashEmbedder, OnnxEmbedder, SentenceTransformerEmbedder
 from ingest.errors import (
     DocumentTooLargeError,
     EmbeddingError,
@@ -48,6 +48,7 @@ __all__ = [
     "Indexer",
     "IngestError",
     "Limits",
+    "OnnxEmbedder",
     "PreparedDocument",
     "ProtectedDocumentError",
     "Sandbox",
