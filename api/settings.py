@@ -12,8 +12,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class EmbeddingSettings(BaseModel):
-    backend: Literal["sentence-transformers", "onnx-int8", "onnx", "hash"] = Field(
-        "sentence-transformers",
+    backend: Literal["onnx-int8", "sentence-transformers", "onnx", "hash"] = Field(
+        "onnx-int8",
         description="'onnx-int8': the same model exported once to ONNX and quantized (faster "
         "on a CPU); 'hash' is a deterministic fake for tests and demos; it knows no semantics.",
     )

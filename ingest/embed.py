@@ -7,9 +7,11 @@ import logging
 import math
 import re
 import threading
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from ingest.chunker import count_words
 from ingest.errors import EmbeddingError
@@ -119,8 +121,6 @@ def export_onnx(model_path: Path, out_dir: Path, quantize: bool = True) -> Path:
     """Export a sentence-transformers BERT model (mean pooling, normalised) to ONNX, int8
     dynamically quantised when `quantize`; returns the model file. Local files only."""
     import torch  # noqa: PLC0415 - heavy, export only
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
-    from transformers import AutoModel  # noqa: PLC0415
 
     class Pooled(torch.nn.Module):
         def __init__(self, model: torch.nn.Module) -> None:
@@ -141,12 +141,28 @@ def export_onnx(model_path: Path, out_dir: Path, quantize: bool = True) -> Path:
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    root = logging.getLogger()
+    level = root.level
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer and quantizer advice, not problems
+        root.setLevel(logging.ERROR)
+        try:
+            return _export(model_path, out_dir, quantize, Pooled)
+        finally:
+            root.setLevel(level)
+
+
+def _export(model_path: Path, out_dir: Path, quantize: bool, pooled: Any) -> Path:
+    import torch  # noqa: PLC0415
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
+    from transformers import AutoModel  # noqa: PLC0415
+
     model = AutoModel.from_pretrained(str(model_path), local_files_only=True).eval()
     sample = torch.ones(2, 16, dtype=torch.long)
     fp32 = out_dir / "model.onnx"
     axes = {name: {0: "batch", 1: "sequence"} for name in _ONNX_INPUTS}
     torch.onnx.export(
-        Pooled(model),
+        pooled(model),
         (sample, sample, torch.zeros_like(sample)),
         str(fp32),
         input_names=list(_ONNX_INPUTS),

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api import Lore, Settings, create_app
-from ingest import Embedder, SentenceTransformerEmbedder
+from ingest import Embedder, OnnxEmbedder, SentenceTransformerEmbedder
 
 
 @dataclass
@@ -78,8 +78,15 @@ def site() -> Iterator[Site]:
 
 
 @pytest.fixture(scope="session")
-def real_embedder() -> Embedder:
-    """The real all-MiniLM-L6-v2 model, loaded once for the whole run."""
+def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """The real all-MiniLM-L6-v2 model as lore runs it by default (exported to ONNX, int8),
+    loaded once for the whole run."""
+    return OnnxEmbedder(tmp_path_factory.mktemp("models"))
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> Embedder:
+    """The same model on PyTorch (sentence-transformers), the reference for the ONNX export."""
     return SentenceTransformerEmbedder()
 
 

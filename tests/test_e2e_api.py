@@ -243,7 +243,7 @@ def test_upload_query_and_delete(make_client: Callable[..., TestClient]) -> None
 def test_health_and_openapi(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     health = client.get("/healthz").json()
-    assert health["status"] == "ok" and health["embeddingModel"] == "all-MiniLM-L6-v2"
+    assert health["status"] == "ok" and health["embeddingModel"] == "all-MiniLM-L6-v2-onnx-int8"
     spec = client.get("/openapi.json").json()
     for path in (
         "/knowledge/index-link",

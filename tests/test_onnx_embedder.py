@@ -21,13 +21,13 @@ TEXTS = [
 
 @pytest.mark.parametrize("quantize", [True, False])
 def test_onnx_vectors_match_pytorch(
-    tmp_path: Path, real_embedder: Embedder, quantize: bool
+    tmp_path: Path, torch_embedder: Embedder, quantize: bool
 ) -> None:
     onnx = OnnxEmbedder(tmp_path, quantize=quantize)
-    assert onnx.dim == real_embedder.dim == 384
-    assert onnx.count_tokens(TEXTS[1]) == real_embedder.count_tokens(TEXTS[1])
+    assert onnx.dim == torch_embedder.dim == 384
+    assert onnx.count_tokens(TEXTS[1]) == torch_embedder.count_tokens(TEXTS[1])
     ours = np.array(onnx.embed(TEXTS, batch_size=2))
-    reference = np.array(real_embedder.embed(TEXTS))
+    reference = np.array(torch_embedder.embed(TEXTS))
     cosines = np.sum(ours * reference, axis=1)
     assert cosines.min() > (0.98 if quantize else 0.9999), cosines
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-4)
