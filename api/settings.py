@@ -56,7 +56,8 @@ class FetchSettings(BaseModel):
 class DocumentSettings(BaseModel):
     isolate: bool = Field(
         True,
-        description="Extract each file in a child process with the time and memory limits below.",
+        description="Extract binary, structured and media files in a child process with the "
+        "time and memory limits below (HTML, Markdown and text run in-process).",
     )
     timeout_s: float = Field(180.0, gt=0, description="Per file, extraction only.")
     memory_mb: int = Field(4096, ge=0, description="Address-space limit of the extractor; 0: none.")

@@ -32,8 +32,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--embedding",
-        default="sentence-transformers",
-        choices=["sentence-transformers", "onnx-int8", "onnx"],
+        default="onnx-int8",
+        choices=["onnx-int8", "sentence-transformers", "onnx"],
     )
     args = parser.parse_args()
 

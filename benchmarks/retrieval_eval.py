@@ -90,8 +90,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")
     parser.add_argument(
         "--embedding",
-        default="sentence-transformers",
-        choices=["sentence-transformers", "onnx-int8", "onnx"],
+        default="onnx-int8",
+        choices=["onnx-int8", "sentence-transformers", "onnx"],
         help="embedding backend (a new --index-dir per backend)",
     )
     args = parser.parse_args()
