@@ -22,6 +22,7 @@ from retrieval.types import (
     Fusion,
     Hit,
     SearchQuery,
+    check_vector,
     filter_terms,
     ranked,
     rrf,
@@ -110,13 +111,8 @@ class EdgeStore:
             return
         points = []
         for chunk in chunks:
-            if len(chunk.vector) != self._dim:
-                raise ValueError(
-                    f"chunk {chunk.id} has a {len(chunk.vector)}-d vector; the store holds "
-                    f"{self._dim}-d vectors"
-                )
             vectors: dict[str, Any] = {
-                DENSE: [float(x) for x in chunk.vector],
+                DENSE: check_vector(chunk, self._dim),
                 SPARSE: self._bm25.embed_document(chunk.search_text),
             }
             points.append(qe.Point(chunk.id, vectors, chunk.payload()))

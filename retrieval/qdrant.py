@@ -24,6 +24,7 @@ from retrieval.types import (
     Fusion,
     Hit,
     SearchQuery,
+    check_vector,
     filter_terms,
     ranked,
     rrf,
@@ -124,13 +125,8 @@ class QdrantStore:
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         points = []
         for chunk in chunks:
-            if len(chunk.vector) != self._dim:
-                raise ValueError(
-                    f"chunk {chunk.id} has a {len(chunk.vector)}-d vector; the store holds "
-                    f"{self._dim}-d vectors"
-                )
             vectors: dict[str, Any] = {
-                DENSE: [float(x) for x in chunk.vector],
+                DENSE: check_vector(chunk, self._dim),
                 SPARSE: _sparse(self._bm25.embed_document(chunk.search_text)),
             }
             points.append(models.PointStruct(id=chunk.id, vector=vectors, payload=chunk.payload()))

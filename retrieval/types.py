@@ -193,3 +193,12 @@ def rrf(lists: Sequence[list[Hit]], k: int, limit: int) -> list[Hit]:
             scores[hit.chunk.id] = scores.get(hit.chunk.id, 0.0) + 1.0 / (k + rank)
             chunks[hit.chunk.id] = hit.chunk
     return ranked([Hit(chunks[i], score) for i, score in scores.items()])[:limit]
+
+
+def check_vector(chunk: Chunk, dim: int) -> list[float]:
+    """The chunk's dense vector as floats; a wrong size is a caller's bug, said clearly."""
+    if len(chunk.vector) != dim:
+        raise ValueError(
+            f"chunk {chunk.id} has a {len(chunk.vector)}-d vector; the store holds {dim}-d vectors"
+        )
+    return [float(x) for x in chunk.vector]
