@@ -51,8 +51,14 @@ class SourceDocument:
 class PreparedDocument:
     document: Document
     chunks: list[Chunk]  # without vectors
-    extractor: str
-    warnings: tuple[str, ...] = ()
+
+    @property
+    def extractor(self) -> str:
+        return self.document.extractor
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.document.warnings
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,7 @@ def prepare(
         extractor=extracted.extractor,
         warnings=tuple(extracted.warnings),
     )
-    return PreparedDocument(document, chunks, extracted.extractor, tuple(extracted.warnings))
+    return PreparedDocument(document, chunks)
 
 
 def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:
