@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import qdrant_edge as qe
 
 from retrieval.errors import StoreUnavailableError
 from retrieval.types import (
+    TIE_MARGIN,
     Chunk,
     ChunkFilter,
     Fusion,
@@ -24,8 +24,9 @@ from retrieval.types import (
     SearchQuery,
     check_vector,
     filter_terms,
+    prefetch_depth,
     ranked,
-    rrf,
+    rrf_search,
 )
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,6 @@ INDEXED_FIELDS = (
 )
 FLOAT_FIELDS = ("fetched_ts",)
 _DBSF: Any = qe.Fusion.Dbsf()  # the stub types the query as `Fusion`, the engine takes this
-# Fetched past the limit so that ties at the cut are broken the same way by every engine.
-TIE_MARGIN = 8
 _SCROLL_PAGE = 1024
 
 
@@ -166,6 +165,8 @@ class EdgeStore:
             return int(self._shard.count(qe.CountRequest(filter=build_filter(flt), exact=True)))
 
     def search(self, query: SearchQuery) -> list[Hit]:
+        if query.mode == "hybrid" and (query.fusion or self._fusion) == "rrf":
+            return rrf_search(self.search, query, self._rrf_k)
         qfilter = build_filter(query.filter)
         dense = qe.Query.Nearest([float(x) for x in query.vector], using=DENSE)
         sparse = qe.Query.Nearest(self._bm25.embed_query(query.text), using=SPARSE)
@@ -174,10 +175,8 @@ class EdgeStore:
             request = qe.QueryRequest(limit=fetch, query=dense, filter=qfilter, with_payload=True)
         elif query.mode == "sparse":
             request = qe.QueryRequest(limit=fetch, query=sparse, filter=qfilter, with_payload=True)
-        elif (query.fusion or self._fusion) == "rrf":
-            return self._rrf(query)
         else:
-            depth = max(fetch * 4, 40)
+            depth = prefetch_depth(query.limit)
             request = qe.QueryRequest(
                 limit=fetch,
                 prefetches=[
@@ -193,11 +192,6 @@ class EdgeStore:
         return ranked(
             [Hit(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points]
         )[: query.limit]
-
-    def _rrf(self, query: SearchQuery) -> list[Hit]:
-        depth = max((query.limit + TIE_MARGIN) * 4, 40)
-        lists = [self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")]
-        return rrf(lists, self._rrf_k, query.limit)
 
     def close(self) -> None:
         with self._lock:

@@ -9,16 +9,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import qdrant_edge as qe
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from retrieval.edge import DENSE, FLOAT_FIELDS, INDEXED_FIELDS, SPARSE, TIE_MARGIN
+from retrieval.edge import DENSE, FLOAT_FIELDS, INDEXED_FIELDS, SPARSE
 from retrieval.errors import StoreUnavailableError
 from retrieval.types import (
+    TIE_MARGIN,
     Chunk,
     ChunkFilter,
     Fusion,
@@ -26,8 +26,9 @@ from retrieval.types import (
     SearchQuery,
     check_vector,
     filter_terms,
+    prefetch_depth,
     ranked,
-    rrf,
+    rrf_search,
 )
 
 log = logging.getLogger(__name__)
@@ -180,9 +181,7 @@ class QdrantStore:
 
     def search(self, query: SearchQuery) -> list[Hit]:
         if query.mode == "hybrid" and (query.fusion or self._fusion) == "rrf":
-            depth = max((query.limit + TIE_MARGIN) * 4, 40)
-            lists = [self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")]
-            return rrf(lists, self._rrf_k, query.limit)
+            return rrf_search(self.search, query, self._rrf_k)
         qfilter = build_filter(query.filter)
         dense = [float(x) for x in query.vector]
         sparse = _sparse(self._bm25.embed_query(query.text))
@@ -198,14 +197,8 @@ class QdrantStore:
                     self._collection, query=sparse, using=SPARSE, query_filter=qfilter,
                     limit=fetch, with_payload=True,
                 )  # fmt: skip
-            elif (query.fusion or self._fusion) == "rrf":
-                depth = max(fetch * 4, 40)
-                lists = [
-                    self.search(replace(query, mode=m, limit=depth)) for m in ("dense", "sparse")
-                ]
-                return rrf(lists, self._rrf_k, query.limit)
             else:
-                depth = max(fetch * 4, 40)
+                depth = prefetch_depth(query.limit)
                 result = self._client.query_points(
                     self._collection,
                     prefetch=[

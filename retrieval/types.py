@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -181,6 +181,22 @@ def ranked(hits: list[Hit]) -> list[Hit]:
     """Best first, ties (to 5 decimals: engines differ in float precision) broken by id, so
     that every store returns the same order for the same data."""
     return sorted(hits, key=lambda h: (-round(h.score, 5), h.chunk.id))
+
+
+# Stores fetch past the limit so that ties at the cut are broken the same way by every engine.
+TIE_MARGIN = 8
+
+
+def prefetch_depth(limit: int) -> int:
+    """How many candidates each retriever contributes to a fused (hybrid) result."""
+    return max((limit + TIE_MARGIN) * 4, 40)
+
+
+def rrf_search(search: Callable[[SearchQuery], list[Hit]], query: SearchQuery, k: int) -> list[Hit]:
+    """Hybrid search fused with RRF from a store's own dense and sparse searches."""
+    depth = prefetch_depth(query.limit)
+    lists = [search(replace(query, mode=mode, limit=depth)) for mode in ("dense", "sparse")]
+    return rrf(lists, k, query.limit)
 
 
 def rrf(lists: Sequence[list[Hit]], k: int, limit: int) -> list[Hit]:
