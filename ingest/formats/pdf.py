@@ -4,6 +4,7 @@ text layer."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import subprocess
 from typing import Any
@@ -89,20 +90,33 @@ def _pages(numbers: list[int]) -> str:
     return ", ".join(map(str, numbers[:10])) + (" …" if len(numbers) > 10 else "")
 
 
-def _ocr(request: ExtractRequest, pdf: Any, index: int) -> str:
-    import pypdfium2  # noqa: PLC0415
+class _PageImages:
+    """Page images for OCR, rendered from one pdfium document opened on first use."""
 
-    assert request.tools.tesseract is not None
-    document = pypdfium2.PdfDocument(request.data)
-    try:
-        image = document[index].render(scale=_OCR_DPI / 72).to_pil()
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._document: Any = None
+
+    def png(self, index: int) -> bytes:
+        import pypdfium2  # noqa: PLC0415
+
+        if self._document is None:
+            self._document = pypdfium2.PdfDocument(self._data)
+        image = self._document[index].render(scale=_OCR_DPI / 72).to_pil()
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
-    finally:
-        document.close()
+        return buffer.getvalue()
+
+    def close(self) -> None:
+        if self._document is not None:
+            self._document.close()
+
+
+def _ocr(request: ExtractRequest, png: bytes) -> str:
+    assert request.tools.tesseract is not None
     result = subprocess.run(
         [request.tools.tesseract, "stdin", "stdout", "-l", request.tools.ocr_languages],
-        input=buffer.getvalue(),
+        input=png,
         capture_output=True,
         timeout=120,
         check=False,
@@ -146,7 +160,8 @@ def extract_pdf(request: ExtractRequest) -> Extracted:
         pdf = pdfplumber.open(io.BytesIO(request.data), password="")
     except Exception as exc:
         raise fail(request, "PDF", exc) from exc
-    with pdf:
+    images = _PageImages(request.data)
+    with pdf, contextlib.closing(images):
         for index in range(pages):
             for heading in outline.get(index, []):
                 out.heading(2, heading)
@@ -162,7 +177,7 @@ def extract_pdf(request: ExtractRequest) -> Extracted:
                 if request.tools.tesseract is None:
                     scanned.append(index + 1)
                     continue
-                blocks = [_ocr(request, pdf, index)]
+                blocks = [_ocr(request, images.png(index))]
             if not all(out.add(b) for b in blocks):
                 break
     if fallback:
