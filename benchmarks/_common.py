@@ -6,6 +6,8 @@ import resource
 import statistics
 from pathlib import Path
 
+from ingest import SourceDocument
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")
 TRAFILATURA_EVAL = DATA / "extraction" / "trafilatura-eval" / "tests" / "eval"
@@ -38,4 +40,16 @@ def summary_ms(values: list[float]) -> str:
     return (
         f"p50 {percentile(ms, 50):.1f} ms, p95 {percentile(ms, 95):.1f} ms, "
         f"mean {statistics.fmean(ms):.1f} ms, max {max(ms):.1f} ms (n={len(ms)})"
+    )
+
+
+def page_source(tenant: str, corpus: Path, path: Path) -> SourceDocument:
+    """A corpus page as a crawled link would arrive."""
+    return SourceDocument(
+        tenant_id=tenant,
+        data=path.read_bytes(),
+        url=f"http://docs.bench.test/{path.relative_to(corpus).as_posix()}",
+        source="link",
+        source_id="bench",
+        filename=path.name,
     )

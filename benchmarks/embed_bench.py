@@ -15,14 +15,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import default_corpus, html_files
+from _common import default_corpus, html_files, page_source
 
 from ingest import (
     ChunkingOptions,
     IngestError,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
-    SourceDocument,
     prepare,
 )
 
@@ -37,9 +36,7 @@ def main() -> None:
     torch_embedder = SentenceTransformerEmbedder()
     texts: list[str] = []
     for path in html_files(args.corpus, args.pages):
-        source = SourceDocument(
-            "b", path.read_bytes(), f"https://docs.test/{path.name}", "link", "b"
-        )
+        source = page_source("bench", args.corpus, path)
         try:
             prepared = prepare(source, ChunkingOptions(), torch_embedder.count_tokens)
         except IngestError:

@@ -14,10 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import default_corpus, html_files, peak_rss_mb
+from _common import default_corpus, html_files, page_source, peak_rss_mb
 
 from api import Lore, Settings
-from ingest import IngestError, SourceDocument
+from ingest import IngestError
 
 
 def main() -> None:
@@ -47,17 +47,8 @@ def main() -> None:
             t0 = time.perf_counter()
             prepared, failed = [], 0
             for path in files:
-                rel = path.relative_to(args.corpus).as_posix()
-                source = SourceDocument(
-                    tenant_id=lore.tenant,
-                    data=path.read_bytes(),
-                    url=f"http://docs.bench.test/{rel}",
-                    source="link",
-                    source_id="bench",
-                    filename=path.name,
-                )
                 try:
-                    prepared.append(lore.prepare(source))
+                    prepared.append(lore.prepare(page_source(lore.tenant, args.corpus, path)))
                 except IngestError:
                     failed += 1
             t1 = time.perf_counter()

@@ -21,10 +21,10 @@ from pathlib import Path
 import httpx
 import numpy as np
 import uvicorn
-from _common import default_corpus, html_files, summary_ms
+from _common import default_corpus, html_files, page_source, summary_ms
 
 from api import Lore, Settings, create_app
-from ingest import IngestError, SourceDocument
+from ingest import IngestError
 from retrieval import Chunk, ChunkFilter, chunk_id, document_id
 
 DOMAINS = [f"site{i}.bench.test" for i in range(19)]
@@ -67,17 +67,8 @@ def fill(lore: Lore, target: int, rng: random.Random) -> None:
 def build(lore: Lore, corpus: Path, pages: int) -> None:
     prepared = []
     for path in html_files(corpus, pages):
-        rel = path.relative_to(corpus).as_posix()
-        source = SourceDocument(
-            tenant_id=lore.tenant,
-            data=path.read_bytes(),
-            url=f"http://docs.bench.test/{rel}",
-            source="link",
-            source_id="bench",
-            filename=path.name,
-        )
         try:
-            prepared.append(lore.prepare(source))
+            prepared.append(lore.prepare(page_source(lore.tenant, corpus, path)))
         except IngestError:
             continue
     lore.index(prepared)
