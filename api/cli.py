@@ -235,7 +235,9 @@ def ingest(
     finally:
         for _, (_, handle) in handles:
             handle.close()
-    body = _check(response) if "files" not in _json_or_empty(response) else response.json()
+    body = _json_or_empty(response)
+    if "files" not in body:  # an error for the whole request, not a per-file report
+        body = _check(response)
     for item in body["files"]:
         if item["status"] == "failed":
             console.print(f"[red]failed[/red] {item['filename']}: {item['message']}")
