@@ -75,17 +75,30 @@ def cell(value: object) -> str:
     return one_line(value).replace("\\", "\\\\").replace("|", "\\|")
 
 
+def _split_header(
+    rows: Sequence[Sequence[object]], header: Sequence[object] | None
+) -> tuple[list[object], list[list[object]]]:
+    """(header, body): the given header, else the first row."""
+    body = [list(r) for r in rows]
+    head = list(header) if header is not None else (body.pop(0) if body else [])
+    return head, body
+
+
+def _column_names(head: Sequence[object], width: int) -> list[str]:
+    """Header cells, with `column N` for blank or missing ones."""
+    cells = [cell(c) for c in head] + [""] * (width - len(head))
+    return [name or f"column {i + 1}" for i, name in enumerate(cells)]
+
+
 def gfm_table(rows: Sequence[Sequence[object]], header: Sequence[object] | None = None) -> str:
     """A valid GFM table: the header row (the first row when none is given), its separator,
     every row padded to the same width."""
-    body = [list(r) for r in rows]
-    head = list(header) if header is not None else (body.pop(0) if body else [])
+    head, body = _split_header(rows, header)
     width = max(len(head), *(len(r) for r in body)) if body else len(head)
     if width == 0:
         return ""
-    head = head + [""] * (width - len(head))
     lines = [
-        "| " + " | ".join(cell(c) or f"column {i + 1}" for i, c in enumerate(head)) + " |",
+        "| " + " | ".join(_column_names(head, width)) + " |",
         "|" + "---|" * width,
     ]
     for row in body:
@@ -134,14 +147,13 @@ class MarkdownWriter:
     ) -> bool:
         """A GFM table; a table too wide to read as one (its header alone longer than
         `WIDE_HEADER_CHARS`) becomes one `column: value` record per row instead."""
-        body = [list(r) for r in rows]
-        head = list(header) if header is not None else (body.pop(0) if body else [])
+        head, body = _split_header(rows, header)
         if sum(len(cell(c)) + 3 for c in head) <= WIDE_HEADER_CHARS:
             return self.add(gfm_table(body, head))
-        names = [cell(c) or f"column {i + 1}" for i, c in enumerate(head)]
         for number, row in enumerate(body, 1):
+            names = _column_names(head, max(len(head), len(row)))
             pairs = [
-                f"{names[i] if i < len(names) else f'column {i + 1}'}: {one_line(v)}"
+                f"{names[i]}: {one_line(v)}"
                 for i, v in enumerate(row)
                 if v is not None and one_line(v)
             ]
