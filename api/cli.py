@@ -10,14 +10,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import httpx
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from api.schemas import JobView
 from api.settings import Settings
+
+if TYPE_CHECKING:
+    from retrieval import Job
 
 app = typer.Typer(
     help="lore: knowledge ingestion and retrieval for web agents.",
@@ -133,50 +137,83 @@ def serve(
 @app.command("index-link")
 def index_link(
     url: Annotated[str, typer.Argument(help="The http(s) URL to index")],
-    wait: Annotated[bool, typer.Option(help="Wait for the job to finish")] = True,
+    strategy: Annotated[str, typer.Option(help="single | sitemap | spider")] = "single",
+    max_pages: Annotated[int | None, typer.Option(help="Pages fetched at most")] = None,
+    max_depth: Annotated[int | None, typer.Option(help="Link hops from the URL (spider)")] = None,
+    include: Annotated[list[str] | None, typer.Option(help="Glob a URL must match")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help="Glob a URL must not match")] = None,
+    render: Annotated[str, typer.Option(help="http | browser | auto")] = "http",
+    map_only: Annotated[
+        bool, typer.Option("--map", help="List the URLs the crawl would ingest; ingest nothing")
+    ] = False,
+    wait: Annotated[bool, typer.Option(help="Wait for the job, with a progress bar")] = True,
 ) -> None:
-    """Fetch one URL and index it."""
+    """Index a URL, a sitemap or a whole site (a crawl job), with live progress."""
     settings = _settings()
     server = _server_url(settings)
+    request: dict[str, Any] = {
+        "url": url,
+        "strategy": strategy,
+        "maxPages": max_pages,
+        "maxDepth": max_depth,
+        "include": include or [],
+        "exclude": exclude or [],
+        "render": render,
+        "map": map_only,
+    }
     if server is None:
         lore = _local()
         try:
-            job = lore.submit_link(url)
+            job = lore.submit_link(
+                url,
+                strategy,
+                max_pages=max_pages,
+                max_depth=max_depth,
+                include=include or (),
+                exclude=exclude or (),
+                render=render,
+                map_only=map_only,
+            )
             with _progress("index-link") as bar:
-                task = bar.add_task(f"indexing {url}", total=None)
-                done = asyncio.run(
-                    lore.run_link_job(
-                        job.id, lambda n, total: bar.update(task, completed=n, total=total)
-                    )
-                )
+                task = bar.add_task(f"crawling {url}", total=None)
+
+                def show(view: Job) -> None:
+                    bar.update(task, **_bar_fields(JobView.of(view).model_dump(by_alias=True)))
+
+                done = asyncio.run(lore.run_link_job(job.id, show))
         except ValueError as exc:
             _fail(str(exc), 2)
         finally:
             lore.close()
-        view: dict[str, Any] = {
-            "status": done.status,
-            "counts": done.counts,
-            "error": done.error,
-            "message": done.message,
-        }
+        view: dict[str, Any] = JobView.of(done).model_dump(by_alias=True)
     else:
-        job_id = _check(httpx.post(f"{server}/knowledge/index-link", json={"url": url}))["jobId"]
+        job_id = _check(httpx.post(f"{server}/knowledge/index-link", json=request))["jobId"]
         console.print(f"job {job_id} queued on {server}")
         if not wait:
             return
         with _progress("index-link") as bar:
-            task = bar.add_task(f"indexing {url}", total=100)
+            task = bar.add_task(f"crawling {url}", total=None)
             while True:
                 view = _check(httpx.get(f"{server}/knowledge/jobs/{job_id}"))
-                bar.update(
-                    task, completed=int(view["progress"] * 100), description=view["message"][:60]
-                )
+                bar.update(task, **_bar_fields(view))
                 if view["status"] in ("completed", "failed", "cancelled"):
                     break
                 time.sleep(0.3)
     if view["status"] != "completed":
         _fail(f"job {view['status']}: {view['error']}")
     console.print(f"[green]{view['message']}[/green] counts: {view['counts']}")
+
+
+def _bar_fields(view: dict[str, Any]) -> dict[str, Any]:
+    counts = view.get("counts") or {}
+    total = counts.get("discovered", 0) - counts.get("skipped", 0)
+    done = total - counts.get("pending", 0)
+    return {
+        "completed": done,
+        "total": total or None,
+        "description": f"{counts.get('ingested', 0)} ingested, "
+        f"{counts.get('unchanged', 0)} unchanged, {counts.get('failed', 0)} failed",
+    }
 
 
 @app.command()

@@ -8,18 +8,70 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from retrieval import Document, Hit, Job
+from retrieval import CrawlUrl, Document, Hit, Job
 
 
 class Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class WebhookSpec(Model):
+    url: str = Field(..., min_length=1, max_length=4096)
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
 class IndexLinkRequest(Model):
     url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
-    strategy: Literal["single"] = Field(
-        "single", description="'single' fetches and indexes this one URL."
+    strategy: Literal["single", "sitemap", "spider"] = Field(
+        "single",
+        description="'single': this URL; 'sitemap': the URLs the site's sitemaps list (robots.txt "
+        "Sitemap lines, /sitemap.xml, indexes, gzip), spidering when there is none; 'spider': "
+        "follow links from the URL.",
     )
+    max_pages: int | None = Field(None, ge=1, description="Pages fetched at most.")
+    max_depth: int | None = Field(None, ge=0, description="Link hops from the start URL.")
+    include: list[str] = Field(
+        default_factory=list, max_length=50, description="Globs on the URL or its path."
+    )
+    exclude: list[str] = Field(default_factory=list, max_length=50)
+    allow_subdomains: bool = False
+    render: Literal["http", "browser", "auto"] = Field(
+        "http",
+        description="'browser' renders every page in headless chromium; 'auto' only the pages "
+        "whose static HTML has no real content.",
+    )
+    map: bool = Field(False, description="List the URLs the crawl would ingest; ingest nothing.")
+    webhook: WebhookSpec | None = Field(None, description="POSTed the job when it ends.")
+
+
+class CrawlUrlView(Model):
+    url: str
+    depth: int
+    state: Literal["pending", "ingested", "unchanged", "skipped", "failed", "listed", "removed"]
+    reason: str
+    status_code: int | None
+    document_id: str | None
+    chunks: int
+    updated_at: datetime | None
+
+    @classmethod
+    def of(cls, entry: CrawlUrl) -> CrawlUrlView:
+        return cls(
+            url=entry.url,
+            depth=entry.depth,
+            state=entry.state,
+            reason=entry.reason,
+            status_code=entry.status_code,
+            document_id=entry.document_id,
+            chunks=entry.chunks,
+            updated_at=entry.updated_at,
+        )
+
+
+class CrawlUrlList(Model):
+    urls: list[CrawlUrlView]
+    total: int
+    counts: dict[str, int]
 
 
 class JobAccepted(Model):

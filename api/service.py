@@ -7,10 +7,11 @@ import logging
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 from api.settings import Settings
-from crawl import Fetcher, FetchError, FetchOptions
+from crawl import RENDERS, STRATEGIES, FetchOptions, canonicalize
 from ingest import (
     ChunkingOptions,
     Embedder,
@@ -41,7 +42,6 @@ from retrieval import (
     SearchMode,
     SearchQuery,
     VectorStore,
-    utcnow,
 )
 from retrieval.ranking import Freshness, rerank
 
@@ -253,89 +253,71 @@ class Lore:
 
     # index-link jobs --------------------------------------------------------------------------
 
-    def submit_link(self, url: str, strategy: str = "single") -> Job:
-        page_domain(url)
-        if urlsplit(url).scheme not in ("http", "https"):
-            raise ValueError(f"{url!r} is not an http(s) URL")
-        return self.catalog.create_job(
-            self.tenant, "index-link", {"url": url, "strategy": strategy}
-        )
+    def submit_link(
+        self,
+        url: str,
+        strategy: str = "single",
+        *,
+        max_pages: int | None = None,
+        max_depth: int | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        allow_subdomains: bool = False,
+        render: str = "http",
+        map_only: bool = False,
+        webhook: dict[str, Any] | None = None,
+    ) -> Job:
+        """Validate and queue an index-link job (run it with `run_link_job` or the worker)."""
+        crawl = self.settings.crawl
+        canonicalize(url)  # raises ValueError for anything but an absolute http(s) URL
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(STRATEGIES)}")
+        if render not in RENDERS:
+            raise ValueError(f"unknown render {render!r}; choose one of {list(RENDERS)}")
+        single = strategy == "single"
+        pages = 1 if single else (max_pages or crawl.max_pages)
+        if not 1 <= pages <= crawl.max_urls_per_job:
+            raise ValueError(f"maxPages must be between 1 and {crawl.max_urls_per_job}")
+        depth = 0 if single else (crawl.max_depth if max_depth is None else max_depth)
+        if depth < 0:
+            raise ValueError("maxDepth must be 0 or more")
+        request: dict[str, Any] = {
+            "url": url,
+            "strategy": strategy,
+            "maxPages": pages,
+            "maxDepth": depth,
+            "include": list(include),
+            "exclude": list(exclude),
+            "allowSubdomains": allow_subdomains,
+            "render": render,
+            "map": map_only,
+        }
+        if webhook is not None:
+            canonicalize(str(webhook.get("url", "")))
+            request["webhook"] = {
+                "url": str(webhook["url"]),
+                "headers": dict(webhook.get("headers") or {}),
+            }
+        return self.catalog.create_job(self.tenant, "index-link", request)
 
-    async def run_link_job(self, job_id: str, progress: Progress | None = None) -> Job:
-        """Run an index-link job to completion; the job row says how it ended."""
-        import anyio.to_thread  # noqa: PLC0415
+    def cancel_job(self, job_id: str) -> Job:
+        """Mark a job cancelled: a queued job never starts, a running crawl stops within a page
+        or two (what it stored stays stored)."""
+        job = self.catalog.get_job(job_id, self.tenant)
+        if job.finished:
+            return job
+        return self.catalog.update_job(job_id, status="cancelled", message="cancel requested")
+
+    async def run_link_job(
+        self, job_id: str, on_progress: Callable[[Job], None] | None = None
+    ) -> Job:
+        """Run (or resume) an index-link job to its end; the job row says how it ended."""
+        from api.crawling import LinkJobRunner  # noqa: PLC0415
 
         job = self.catalog.get_job(job_id)
-        url = str(job.request["url"])
-        self.catalog.update_job(
-            job_id, status="running", started_at=utcnow(), message=f"fetching {url}", progress=0.0
-        )
-        counts = {
-            "discovered": 1,
-            "fetched": 0,
-            "ingested": 0,
-            "chunks": 0,
-            "embedded": 0,
-            "unchanged": 0,
-            "failed": 0,
-        }
-        fetcher = Fetcher(self.fetch_options)
-        try:
-            page = await fetcher.fetch(url)
-            counts["fetched"] = 1
-            self.catalog.update_job(job_id, counts=counts, progress=0.3, message="extracting")
-            source = SourceDocument(
-                tenant_id=job.tenant_id,
-                data=page.body,
-                url=page.url,
-                source="link",
-                source_id=job.id,
-                content_type=page.content_type,
-                fetched_at=page.fetched_at,
-                last_modified=page.headers.get("last-modified"),
-                filename=urlsplit(page.url).path,
-            )
-            prepared = await anyio.to_thread.run_sync(self.prepare, source)
-            self.catalog.update_job(job_id, progress=0.5, message="embedding")
-            [result] = await anyio.to_thread.run_sync(self.index, [prepared], progress)
-        except (FetchError, IngestError) as exc:
-            counts["failed"] = 1
-            reason = getattr(exc, "reason", type(exc).__name__)
-            log.info("index-link %s failed: %s", url, exc)
-            return self.catalog.update_job(
-                job_id,
-                status="failed",
-                counts=counts,
-                error=f"{reason}: {exc}",
-                message="failed",
-                finished_at=utcnow(),
-                progress=1.0,
-            )
-        except Exception as exc:
-            log.exception("index-link %s crashed", url)
-            counts["failed"] = 1
-            return self.catalog.update_job(
-                job_id,
-                status="failed",
-                counts=counts,
-                error=f"internal error: {exc}",
-                message="failed",
-                finished_at=utcnow(),
-                progress=1.0,
-            )
-        finally:
-            await fetcher.aclose()
-        counts.update(
-            ingested=1, chunks=result.chunks, embedded=result.embedded, unchanged=result.unchanged
-        )
-        return self.catalog.update_job(
-            job_id,
-            status="completed",
-            counts=counts,
-            progress=1.0,
-            finished_at=utcnow(),
-            message=f"indexed {result.document.url} ({result.chunks} chunks)",
-        )
+        if job.finished:
+            return job
+        return await LinkJobRunner(self, job_id, on_progress).run()
 
     # retrieval --------------------------------------------------------------------------------
 

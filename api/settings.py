@@ -53,6 +53,33 @@ class FetchSettings(BaseModel):
     )
 
 
+class CrawlSettings(BaseModel):
+    respect_robots: bool = Field(True, description="Honour robots.txt rules and Crawl-delay.")
+    max_concurrency: int = Field(8, ge=1, le=64, description="Requests in flight per job.")
+    per_host_concurrency: int = Field(4, ge=1, le=64, description="Requests in flight per host.")
+    per_host_delay_s: float = Field(
+        0.0, ge=0, description="Least time between two request starts to one host."
+    )
+    max_pages: int = Field(100, ge=1, description="Default maxPages of a sitemap/spider job.")
+    max_depth: int = Field(5, ge=0, description="Default maxDepth of a spider job.")
+    max_urls_per_job: int = Field(
+        10_000, ge=1, description="Cap on URLs a job records (skipped ones included)."
+    )
+    retries: int = Field(2, ge=0, le=10, description="Retries of a timeout, 5xx or 429.")
+    healthy_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Pages that disappeared are removed only when at most this share of the "
+        "crawl's fetches failed.",
+    )
+    chromium_path: str = Field(
+        "/usr/bin/chromium", description="The browser for render=browser|auto (Debian chromium)."
+    )
+    webhook_attempts: int = Field(4, ge=1, le=10, description="Tries per webhook, with backoff.")
+    webhook_backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each try.")
+
+
 class DocumentSettings(BaseModel):
     isolate: bool = Field(
         True,
@@ -145,6 +172,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()
+    crawl: CrawlSettings = CrawlSettings()
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()

@@ -1,16 +1,39 @@
-"""Getting pages: safe single-URL fetching now; sitemap and spider strategies build on it.
-Depends only on `retrieval`."""
+"""Getting pages: safe fetching, URL canonicalisation and scope, sitemaps, and crawl jobs on
+crawlee that record every URL's outcome. Depends only on `retrieval`."""
 
+from crawl.crawler import (
+    RENDERS,
+    STRATEGIES,
+    CrawlOptions,
+    CrawlSpec,
+    CrawlSummary,
+    Page,
+    PageResult,
+    PageSink,
+    SiteCrawl,
+)
 from crawl.errors import BlockedAddressError, CrawlError, FetchError
 from crawl.fetch import DEFAULT_USER_AGENT, FetchedPage, Fetcher, FetchOptions, check_address
+from crawl.urls import Scope, canonicalize
 
 __all__ = [
     "DEFAULT_USER_AGENT",
+    "RENDERS",
+    "STRATEGIES",
     "BlockedAddressError",
     "CrawlError",
+    "CrawlOptions",
+    "CrawlSpec",
+    "CrawlSummary",
     "FetchError",
     "FetchOptions",
     "FetchedPage",
     "Fetcher",
+    "Page",
+    "PageResult",
+    "PageSink",
+    "Scope",
+    "SiteCrawl",
+    "canonicalize",
     "check_address",
 ]

@@ -96,27 +96,43 @@ class Fetcher:
         await self._client.aclose()
 
     async def fetch(self, url: str) -> FetchedPage:
+        """The page at `url`; raises `FetchError` for an HTTP error status too."""
+        page = await self.fetch_response(url)
+        if page.status >= 400:
+            raise FetchError(
+                page.url, f"http_{page.status}", f"{page.url} answered HTTP {page.status}"
+            )
+        return page
+
+    async def fetch_response(self, url: str, headers: dict[str, str] | None = None) -> FetchedPage:
+        """The final response after redirects, whatever its status (an error status has an
+        empty body). `headers` add to the request's (conditional-request validators)."""
         try:
-            return await asyncio.wait_for(self._fetch(url), timeout=self.options.timeout_s * 2)
+            return await asyncio.wait_for(
+                self._fetch(url, headers or {}), timeout=self.options.timeout_s * 2
+            )
         except TimeoutError as exc:
             raise FetchError(
                 url, "timeout", f"{url} did not answer within {self.options.timeout_s:g}s"
             ) from exc
 
-    async def _fetch(self, url: str) -> FetchedPage:
+    async def _fetch(self, url: str, headers: dict[str, str]) -> FetchedPage:
         current = url
         for _ in range(self.options.max_redirects + 1):
             await check_address(current, self.options)
             try:
-                async with self._client.stream("GET", current) as response:
+                async with self._client.stream("GET", current, headers=headers) as response:
                     if response.is_redirect and "location" in response.headers:
                         current = urljoin(current, response.headers["location"])
                         continue
-                    if response.status_code >= 400:
-                        raise FetchError(
-                            current,
-                            f"http_{response.status_code}",
-                            f"{current} answered HTTP {response.status_code}",
+                    if response.status_code >= 400 or response.status_code == 304:
+                        return FetchedPage(
+                            url=str(response.url),
+                            status=response.status_code,
+                            content_type=response.headers.get("content-type"),
+                            body=b"",
+                            fetched_at=datetime.now(UTC),
+                            headers={k.lower(): v for k, v in response.headers.items()},
                         )
                     declared = int(response.headers.get("content-length") or 0)
                     if declared > self.options.max_bytes:

@@ -22,6 +22,7 @@ from retrieval import (
     Document,
     NotFoundError,
     VectorStore,
+    bytes_hash,
     chunk_id,
     content_hash,
     document_id,
@@ -45,6 +46,7 @@ class SourceDocument:
     title: str | None = None
     fetched_at: datetime | None = None
     last_modified: str | None = None
+    etag: str | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,9 @@ def prepare(
         updated_at=now,
         extractor=extracted.extractor,
         warnings=tuple(extracted.warnings),
+        etag=source.etag,
+        http_last_modified=source.last_modified,
+        body_hash=bytes_hash(source.data),
     )
     return PreparedDocument(document, chunks)
 

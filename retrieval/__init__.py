@@ -2,10 +2,10 @@
 relational catalog of documents and jobs, and deterministic ids. The bottom layer: imports no
 other lore package."""
 
-from retrieval.catalog import Catalog, Document, Job, utcnow
+from retrieval.catalog import URL_STATES, Catalog, CrawlUrl, Document, Job, utcnow
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
-from retrieval.ids import chunk_id, content_hash, document_id
+from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
 from retrieval.qdrant import QdrantStore
 from retrieval.store import VectorStore
 from retrieval.types import (
@@ -20,9 +20,11 @@ from retrieval.types import (
 )
 
 __all__ = [
+    "URL_STATES",
     "Catalog",
     "Chunk",
     "ChunkFilter",
+    "CrawlUrl",
     "Document",
     "EdgeStore",
     "Fusion",
@@ -36,6 +38,7 @@ __all__ = [
     "SearchQuery",
     "StoreUnavailableError",
     "VectorStore",
+    "bytes_hash",
     "chunk_id",
     "content_hash",
     "document_id",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -54,6 +56,26 @@ class _DocumentRow(_Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     extractor: Mapped[str] = mapped_column(String(64), default="", server_default="")
     warnings: Mapped[list[str]] = mapped_column(JSON, default=list, nullable=True)
+    # What a re-crawl needs to ask "has it changed?": the HTTP validators and the raw body's hash.
+    etag: Mapped[str | None] = mapped_column(Text, nullable=True)
+    http_last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)
+    body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class _CrawlUrlRow(_Base):
+    __tablename__ = "lore_crawl_urls"
+    job_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    seq: Mapped[int] = mapped_column(Integer)  # discovery order within the job
+    depth: Mapped[int] = mapped_column(Integer, default=0)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    document_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    chunks: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class _JobRow(_Base):
@@ -87,6 +109,27 @@ class Document:
     updated_at: datetime
     extractor: str = ""
     warnings: tuple[str, ...] = ()  # what extraction left out or could not read
+    etag: str | None = None
+    http_last_modified: str | None = None
+    body_hash: str | None = None
+
+
+URL_STATES = ("pending", "ingested", "unchanged", "skipped", "failed", "listed", "removed")
+
+
+@dataclass(frozen=True)
+class CrawlUrl:
+    """One URL of a crawl job and what became of it."""
+
+    url: str
+    depth: int
+    state: str  # one of URL_STATES
+    reason: str = ""  # why it was skipped or failed: robots, duplicate, out_of_scope:host, ...
+    status_code: int | None = None
+    content_hash: str | None = None
+    document_id: str | None = None
+    chunks: int = 0
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +174,9 @@ def _document(row: _DocumentRow) -> Document:
         updated_at=_aware(row.updated_at) or utcnow(),
         extractor=row.extractor or "",
         warnings=tuple(row.warnings or ()),
+        etag=row.etag,
+        http_last_modified=row.http_last_modified,
+        body_hash=row.body_hash,
     )
 
 
@@ -198,6 +244,9 @@ class Catalog:
             row.updated_at = doc.updated_at
             row.extractor = doc.extractor
             row.warnings = list(doc.warnings)
+            row.etag = doc.etag
+            row.http_last_modified = doc.http_last_modified
+            row.body_hash = doc.body_hash
             session.flush()
             return _document(row)
 
@@ -296,3 +345,121 @@ class Catalog:
                 select(_JobRow).where(_JobRow.status.in_(statuses)).order_by(_JobRow.created_at)
             )
             return [_job(r) for r in rows]
+
+    # crawl URLs ------------------------------------------------------------------------------
+
+    def add_crawl_urls(self, job_id: str, entries: Sequence[CrawlUrl]) -> list[CrawlUrl]:
+        """Record URLs a job found; returns the entries that were new to the job (a URL seen
+        before keeps its first record)."""
+        by_hash: dict[str, CrawlUrl] = {}
+        for entry in entries:
+            by_hash.setdefault(_url_hash(entry.url), entry)
+        if not by_hash:
+            return []
+        now = utcnow()
+        with Session(self._engine) as session, session.begin():
+            known = set(
+                session.scalars(
+                    select(_CrawlUrlRow.url_hash).where(
+                        _CrawlUrlRow.job_id == job_id, _CrawlUrlRow.url_hash.in_(list(by_hash))
+                    )
+                )
+            )
+            seq = session.scalar(
+                select(func.count()).select_from(_CrawlUrlRow).where(_CrawlUrlRow.job_id == job_id)
+            )
+            added = []
+            for digest, entry in by_hash.items():
+                if digest in known:
+                    continue
+                seq = int(seq or 0) + 1
+                session.add(
+                    _CrawlUrlRow(
+                        job_id=job_id,
+                        url_hash=digest,
+                        url=entry.url,
+                        seq=seq,
+                        depth=entry.depth,
+                        state=entry.state,
+                        reason=entry.reason,
+                        status_code=entry.status_code,
+                        content_hash=entry.content_hash,
+                        document_id=entry.document_id,
+                        chunks=entry.chunks,
+                        updated_at=now,
+                    )
+                )
+                added.append(entry)
+            return added
+
+    def set_crawl_url(self, job_id: str, url: str, **changes: Any) -> None:
+        """Record what became of a URL (state, reason, status_code, content_hash, ...)."""
+        allowed = {"state", "reason", "status_code", "content_hash", "document_id", "chunks"}
+        if unknown := set(changes) - allowed:
+            raise ValueError(f"cannot update crawl URL fields {sorted(unknown)}")
+        if changes.get("state", "pending") not in URL_STATES:
+            raise ValueError(f"unknown URL state {changes['state']!r}")
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_CrawlUrlRow, (job_id, _url_hash(url)))
+            if row is None:
+                raise NotFoundError(f"job {job_id} has no URL {url}")
+            for key, value in changes.items():
+                setattr(row, key, value)
+            row.updated_at = utcnow()
+
+    def crawl_urls(
+        self,
+        job_id: str,
+        states: Sequence[str] = (),
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[CrawlUrl]:
+        """A job's URLs in discovery order, optionally only those in `states`."""
+        query = select(_CrawlUrlRow).where(_CrawlUrlRow.job_id == job_id)
+        if states:
+            query = query.where(_CrawlUrlRow.state.in_(list(states)))
+        query = query.order_by(_CrawlUrlRow.seq).offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        with Session(self._engine) as session:
+            return [_crawl_url(r) for r in session.scalars(query)]
+
+    def count_crawl_urls(self, job_id: str) -> dict[str, int]:
+        """How many of a job's URLs are in each state."""
+        with Session(self._engine) as session:
+            rows = session.execute(
+                select(_CrawlUrlRow.state, func.count())
+                .where(_CrawlUrlRow.job_id == job_id)
+                .group_by(_CrawlUrlRow.state)
+            )
+            return {state: int(n) for state, n in rows}
+
+    def documents_by_source(self, tenant_id: str, source: str, url_prefix: str) -> list[Document]:
+        """The tenant's documents from `source` whose URL starts with `url_prefix`."""
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_DocumentRow).where(
+                    _DocumentRow.tenant_id == tenant_id,
+                    _DocumentRow.source == source,
+                    _DocumentRow.url.startswith(url_prefix, autoescape=True),
+                )
+            )
+            return [_document(r) for r in rows]
+
+
+def _url_hash(url: str) -> str:
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()
+
+
+def _crawl_url(row: _CrawlUrlRow) -> CrawlUrl:
+    return CrawlUrl(
+        url=row.url,
+        depth=row.depth,
+        state=row.state,
+        reason=row.reason,
+        status_code=row.status_code,
+        content_hash=row.content_hash,
+        document_id=row.document_id,
+        chunks=row.chunks,
+        updated_at=_aware(row.updated_at),
+    )

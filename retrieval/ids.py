@@ -15,6 +15,11 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(_SPACE.sub(" ", text).strip().encode("utf-8")).hexdigest()
 
 
+def bytes_hash(data: bytes) -> str:
+    """sha256 of raw bytes: a fetched body, an uploaded file."""
+    return hashlib.sha256(data).hexdigest()
+
+
 def document_id(tenant_id: str, locator: str) -> str:
     """A document is identified by its tenant and its URL (or upload locator)."""
     return str(uuid.uuid5(_NAMESPACE, f"doc\x1f{tenant_id}\x1f{locator}"))

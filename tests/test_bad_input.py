@@ -127,9 +127,9 @@ def test_malformed_requests(seeded: TestClient) -> None:
         (
             "/image",
             Page(b"\x89PNG\r\n\x1a\n" + b"\x00" * 300, content_type="image/png"),
-            "UnsupportedTypeError",
+            "unsupported_type",
         ),
-        ("/empty", Page(b""), "EmptyDocumentError"),
+        ("/empty", Page(b""), "empty_document"),
     ],
 )
 def test_failed_link_says_why_and_changes_nothing(

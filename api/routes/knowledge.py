@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import anyio.to_thread
 from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import JSONResponse
@@ -11,6 +13,8 @@ from api.deps import LoreDep, WorkerDep
 from api.errors import ApiError, status_for
 from api.schemas import (
     ChunkView,
+    CrawlUrlList,
+    CrawlUrlView,
     DocumentList,
     DocumentView,
     IndexLinkRequest,
@@ -24,7 +28,7 @@ from api.schemas import (
 )
 from api.service import Upload
 from ingest import IngestError
-from retrieval import ChunkFilter
+from retrieval import URL_STATES, ChunkFilter
 
 router = APIRouter(prefix="/knowledge", tags=["knowledge"])
 _READ = 1024 * 1024
@@ -32,11 +36,23 @@ _READ = 1024 * 1024
 
 @router.post("/index-link", status_code=status.HTTP_202_ACCEPTED, response_model=JobAccepted)
 def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobAccepted:
-    """Queue a job that fetches the URL and indexes it; poll `GET /knowledge/jobs/{jobId}`."""
+    """Queue a crawl job; poll `GET /knowledge/jobs/{jobId}`, list its URLs with
+    `GET /knowledge/jobs/{jobId}/urls`, stop it with `POST /knowledge/jobs/{jobId}/cancel`."""
     try:
-        job = lore.submit_link(body.url, body.strategy)
+        job = lore.submit_link(
+            body.url,
+            body.strategy,
+            max_pages=body.max_pages,
+            max_depth=body.max_depth,
+            include=body.include,
+            exclude=body.exclude,
+            allow_subdomains=body.allow_subdomains,
+            render=body.render,
+            map_only=body.map,
+            webhook=body.webhook.model_dump() if body.webhook else None,
+        )
     except ValueError as exc:
-        raise ApiError(422, "invalid_url", str(exc)) from exc
+        raise ApiError(422, "invalid_request", str(exc)) from exc
     worker.submit(job.id)
     return JobAccepted(job_id=job.id, status=job.status)
 
@@ -44,6 +60,31 @@ def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobA
 @router.get("/jobs/{job_id}", response_model=JobView)
 def get_job(job_id: str, lore: LoreDep) -> JobView:
     return JobView.of(lore.catalog.get_job(job_id, lore.tenant))
+
+
+@router.get("/jobs/{job_id}/urls", response_model=CrawlUrlList)
+def job_urls(
+    job_id: str,
+    lore: LoreDep,
+    state: Annotated[list[str] | None, Query(description="Only URLs in these states.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> CrawlUrlList:
+    """Each URL the job found, in discovery order, with what became of it and why."""
+    lore.catalog.get_job(job_id, lore.tenant)
+    unknown = set(state or ()) - set(URL_STATES)
+    if unknown:
+        raise ApiError(422, "invalid_request", f"unknown state {sorted(unknown)}; use {URL_STATES}")
+    counts = lore.catalog.count_crawl_urls(job_id)
+    urls = lore.catalog.crawl_urls(job_id, tuple(state or ()), limit, offset)
+    total = sum(n for s, n in counts.items() if not state or s in state)
+    return CrawlUrlList(urls=[CrawlUrlView.of(u) for u in urls], total=total, counts=counts)
+
+
+@router.post("/jobs/{job_id}/cancel", response_model=JobView)
+def cancel_job(job_id: str, lore: LoreDep) -> JobView:
+    """Stop a queued or running job; a finished job is returned as it is."""
+    return JobView.of(lore.cancel_job(job_id))
 
 
 async def _read_upload(item: UploadFile, limit: int) -> Upload:

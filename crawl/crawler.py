@@ -1,0 +1,492 @@
+"""One crawl job on crawlee: seed (single, sitemap, spider), fetch politely and safely, follow
+links in scope, and record every URL's outcome in the catalog, so that a job interrupted at any
+point resumes from what the catalog says is still pending.
+
+The caller supplies a `PageSink` that turns a fetched page into stored knowledge (the api layer
+joins crawl and ingest through it) and says whether the page was new, changed or unchanged."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
+
+from crawlee import ConcurrencySettings, Request, service_locator
+from crawlee._service_locator import ServiceLocator
+from crawlee.configuration import Configuration
+from crawlee.crawlers import (
+    BasicCrawlingContext,
+    BeautifulSoupCrawler,
+    BeautifulSoupCrawlingContext,
+)
+from crawlee.errors import HttpStatusCodeError
+from crawlee.request_loaders import ThrottlingRequestManager
+from crawlee.storage_clients import MemoryStorageClient, StorageClient
+from crawlee.storages import RequestQueue
+
+from crawl.client import HostGate, SafeHttpClient
+from crawl.errors import FetchError
+from crawl.fetch import Fetcher, FetchOptions
+from crawl.sitemaps import read_sitemaps
+from crawl.urls import Scope, absolute_link, canonicalize
+from retrieval import Catalog, CrawlUrl, bytes_hash
+
+log = logging.getLogger(__name__)
+
+
+class _RecordedFailures(logging.Filter):
+    """crawlee logs each failed request with a traceback; lore records it per URL instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "reached maximum retries" not in record.getMessage()
+
+
+crawlee_log = logging.getLogger("crawl.crawlee")
+crawlee_log.addFilter(_RecordedFailures())
+
+Strategy = Literal["single", "sitemap", "spider"]
+Render = Literal["http", "browser", "auto"]
+STRATEGIES: tuple[Strategy, ...] = ("single", "sitemap", "spider")
+RENDERS: tuple[Render, ...] = ("http", "browser", "auto")
+NO_SITEMAP = "no_sitemap: spidered instead"
+
+
+@dataclass(frozen=True)
+class CrawlSpec:
+    """What an operator asked to crawl."""
+
+    url: str
+    strategy: Strategy = "single"
+    max_pages: int = 100
+    max_depth: int = 5
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    allow_subdomains: bool = False
+    render: Render = "http"
+    map_only: bool = False  # list the URLs the crawl would ingest, ingest nothing
+
+    def scope(self) -> Scope:
+        return Scope(canonicalize(self.url), self.allow_subdomains, self.include, self.exclude)
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """The operator's limits, the same for every job."""
+
+    fetch: FetchOptions = field(default_factory=FetchOptions)
+    respect_robots: bool = True
+    max_concurrency: int = 8
+    per_host_concurrency: int = 4
+    per_host_delay_s: float = 0.0
+    max_urls: int = 10_000  # URLs recorded per job, skipped ones included
+    retries: int = 2
+    chromium_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str  # canonical URL the page is stored under
+    final_url: str  # after redirects
+    status: int  # 200, or 304 when a conditional request said it has not changed
+    content_type: str | None
+    body: bytes
+    fetched_at: datetime
+    headers: dict[str, str]
+    depth: int
+
+
+@dataclass(frozen=True)
+class PageResult:
+    state: Literal["ingested", "unchanged", "skipped", "failed"]
+    reason: str = ""
+    document_id: str | None = None
+    chunks: int = 0
+    embedded: int = 0
+
+
+class PageSink(Protocol):
+    async def conditional_headers(self, url: str) -> dict[str, str]:
+        """If-None-Match / If-Modified-Since for a page stored before, else {}."""
+
+    async def __call__(self, page: Page) -> PageResult:
+        """Store the page's knowledge (or decide it has not changed)."""
+
+
+@dataclass
+class CrawlSummary:
+    counts: dict[str, int]
+    exhaustive: bool  # nothing in scope was left out for a limit (max_pages, max_depth, cap)
+    cancelled: bool
+
+
+Progress = Callable[[dict[str, int]], None]
+
+
+def _fetch_reason(error: BaseException) -> str:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, FetchError):
+            return f"{current.reason}: {current}"
+        if isinstance(current, HttpStatusCodeError):
+            return f"http_{current.status_code}"
+        wrapped = getattr(current, "wrapped_exception", None)
+        current = wrapped or current.__cause__ or current.__context__
+    return f"error:{type(error).__name__}"
+
+
+def _unavailable_handler(
+    throttler: ThrottlingRequestManager[RequestQueue],
+) -> Callable[[str, timedelta | None], None]:
+    def back_off(url: str, retry_after: timedelta | None) -> None:
+        throttler.record_domain_delay(url, retry_after=retry_after)
+
+    return back_off
+
+
+class SiteCrawl:
+    """Runs one job; `run()` again after a crash picks up the pending URLs."""
+
+    def __init__(
+        self,
+        job_id: str,
+        spec: CrawlSpec,
+        options: CrawlOptions,
+        catalog: Catalog,
+        sink: PageSink,
+        cancelled: Callable[[], bool] = lambda: False,
+        progress: Progress | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.spec = spec
+        self.options = options
+        self.catalog = catalog
+        self.sink = sink
+        self.scope = spec.scope()
+        self._cancelled = cancelled
+        self._progress = progress
+        self._limited = False
+        self._hashes: dict[str, str] = {}  # body hash -> first URL with it
+        self._counts: dict[str, int] = {"fetched": 0, "chunks": 0, "embedded": 0}
+        self._last_cancel_check = 0.0
+        self._stopped = False
+
+    # frontier ---------------------------------------------------------------------------------
+
+    def _admit(self, candidates: Sequence[tuple[str, int]]) -> list[CrawlUrl]:
+        """Record found URLs; returns the new in-scope ones that should be fetched."""
+        known = self.catalog.count_crawl_urls(self.job_id)
+        total = sum(known.values())
+        wanted = total - known.get("skipped", 0)
+        entries = []
+        for url, depth in candidates:
+            reason = self.scope.reason_out(url)
+            if reason is None and depth > self.spec.max_depth:
+                reason = "max_depth"
+            entries.append(CrawlUrl(url, depth, "skipped" if reason else "pending", reason or ""))
+        fresh = self.catalog.add_crawl_urls(self.job_id, entries[: self.options.max_urls - total])
+        if len(entries) > self.options.max_urls - total:
+            self._limited = True
+        admitted = []
+        for entry in fresh:
+            if entry.state != "pending":
+                self._limited |= entry.reason == "max_depth"
+                continue
+            if wanted >= self.spec.max_pages:
+                self.catalog.set_crawl_url(
+                    self.job_id, entry.url, state="skipped", reason="max_pages"
+                )
+                self._limited = True
+                continue
+            wanted += 1
+            admitted.append(entry)
+        return admitted
+
+    def _record(self, url: str, **changes: Any) -> None:
+        self.catalog.set_crawl_url(self.job_id, url, **changes)
+        self._report()
+
+    def _report(self) -> None:
+        if self._progress is not None:
+            self._progress(self.counts())
+
+    def counts(self) -> dict[str, int]:
+        states = self.catalog.count_crawl_urls(self.job_id)
+        return {
+            "discovered": sum(states.values()),
+            "pending": states.get("pending", 0),
+            "fetched": self._counts["fetched"],
+            "ingested": states.get("ingested", 0),
+            "unchanged": states.get("unchanged", 0),
+            "skipped": states.get("skipped", 0),
+            "failed": states.get("failed", 0),
+            "listed": states.get("listed", 0),
+            "chunks": self._counts["chunks"],
+            "embedded": self._counts["embedded"],
+        }
+
+    async def _seed(self, fetcher: Fetcher) -> list[CrawlUrl]:
+        start = self.scope.start_url
+        if self.spec.strategy != "sitemap":
+            return self._admit([(start, 0)])
+        root = "{0.scheme}://{0.netloc}/".format(urlsplit(start))
+        robots = await self._body(fetcher, root + "robots.txt")
+        sitemap = await read_sitemaps(
+            start,
+            lambda u: self._body(fetcher, u),
+            robots.decode("utf-8", "replace") if robots else None,
+            self.options.max_urls,
+        )
+        listed = []
+        for loc in sitemap.urls:
+            try:
+                listed.append((canonicalize(loc), 0))
+            except ValueError:
+                continue
+        if not listed:
+            log.info("job %s: %s has no sitemap; spidering instead", self.job_id, start)
+            self.spec = replace(self.spec, strategy="spider")
+            # The marker tells a resumed run that this job spiders.
+            self.catalog.add_crawl_urls(
+                self.job_id, [CrawlUrl(root + "sitemap.xml", 0, "skipped", NO_SITEMAP)]
+            )
+            return self._admit([(start, 0)])
+        return self._admit(listed)
+
+    async def _body(self, fetcher: Fetcher, url: str) -> bytes | None:
+        try:
+            page = await fetcher.fetch_response(url)
+        except FetchError as exc:
+            log.info("job %s: %s: %s", self.job_id, url, exc)
+            return None
+        return page.body if page.status == 200 else None
+
+    # the crawl --------------------------------------------------------------------------------
+
+    async def run(self) -> CrawlSummary:
+        fetcher = Fetcher(self.options.fetch)
+        try:
+            return await self._run(fetcher)
+        finally:
+            await fetcher.aclose()
+
+    async def _run(self, fetcher: Fetcher) -> CrawlSummary:
+        resumed = self.catalog.crawl_urls(self.job_id, states=("pending",))
+        if self.catalog.count_crawl_urls(self.job_id):
+            for done in self.catalog.crawl_urls(self.job_id, states=("ingested", "unchanged")):
+                if done.content_hash:
+                    self._hashes.setdefault(done.content_hash, done.url)
+            if self.spec.strategy == "sitemap" and self._fell_back():
+                self.spec = replace(self.spec, strategy="spider")
+            pending = resumed
+            log.info("job %s: resuming with %d pending URLs", self.job_id, len(pending))
+        else:
+            pending = await self._seed(fetcher)
+        if self.spec.map_only and self.spec.strategy == "sitemap":
+            for entry in pending:
+                self._record(entry.url, state="listed")
+            return self._summary()
+
+        # crawlee caches queues process-wide by alias (its throttler names its per-domain
+        # queues after the domain): every alias this run opens carries a run id.
+        run_id = f"lore-{self.job_id}-{uuid.uuid4().hex[:8]}"
+        storage = MemoryStorageClient()
+        locator = ServiceLocator(configuration=Configuration(), storage_client=storage)
+        queue = await RequestQueue.open(alias=run_id, storage_client=storage)
+
+        async def open_queue(
+            *,
+            alias: str | None = None,
+            storage_client: StorageClient | None = None,
+            configuration: Configuration | None = None,
+        ) -> RequestQueue:
+            return await RequestQueue.open(
+                alias=f"{run_id}-{alias}",
+                storage_client=storage_client,
+                configuration=configuration,
+            )
+
+        hosts = sorted({urlsplit(e.url).hostname or "" for e in pending} | {self.scope.host})
+        throttler = ThrottlingRequestManager(
+            queue,
+            domains=hosts,
+            request_manager_opener=open_queue,
+            service_locator=locator,
+            max_delay=timedelta(seconds=60),
+        )
+        client = SafeHttpClient(
+            fetcher,
+            HostGate(self.options.per_host_concurrency, self.options.per_host_delay_s),
+            headers=None if self.spec.map_only else self.sink.conditional_headers,
+            on_unavailable=_unavailable_handler(throttler),
+        )
+        crawler = self._crawler(client, throttler, storage)
+        await throttler.add_requests([self._request(e) for e in pending])
+        try:
+            await crawler.run()
+        finally:
+            await throttler.drop()
+        return self._summary()
+
+    def _fell_back(self) -> bool:
+        skipped = self.catalog.crawl_urls(self.job_id, states=("skipped",), limit=1)
+        return bool(skipped) and skipped[0].reason == NO_SITEMAP
+
+    def _summary(self) -> CrawlSummary:
+        cancelled = self._stopped
+        if cancelled:
+            for entry in self.catalog.crawl_urls(self.job_id, states=("pending",)):
+                self.catalog.set_crawl_url(
+                    self.job_id, entry.url, state="skipped", reason="cancelled"
+                )
+        counts = self.counts()
+        self._report()
+        return CrawlSummary(counts, exhaustive=not self._limited, cancelled=cancelled)
+
+    def _request(self, entry: CrawlUrl) -> Request:
+        return Request.from_url(entry.url, user_data={"depth": entry.depth})
+
+    def _crawler(
+        self,
+        client: SafeHttpClient,
+        throttler: ThrottlingRequestManager[RequestQueue],
+        storage: MemoryStorageClient,
+    ) -> BeautifulSoupCrawler:
+        n = max(1, self.options.max_concurrency)
+        crawler = BeautifulSoupCrawler(
+            parser="lxml",
+            http_client=client,
+            request_manager=throttler,
+            storage_client=storage,
+            configuration=Configuration(purge_on_start=True),
+            respect_robots_txt_file=self.options.respect_robots,
+            max_request_retries=self.options.retries,
+            use_session_pool=False,
+            retry_on_blocked=False,
+            configure_logging=False,
+            concurrency_settings=ConcurrencySettings(
+                min_concurrency=n, desired_concurrency=n, max_concurrency=n
+            ),
+            request_handler_timeout=timedelta(minutes=10),
+            status_message_logging_interval=timedelta(hours=1),
+            event_manager=service_locator.get_event_manager(),
+            _logger=crawlee_log,
+        )
+        crawler.router.default_handler(self._handle)
+        crawler.failed_request_handler(self._failed)
+        crawler.on_skipped_request(self._skipped)
+        self._crawlee = crawler
+        self._throttler = throttler
+        return crawler
+
+    def _check_cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._stopped and now - self._last_cancel_check > 0.5:
+            self._last_cancel_check = now
+            if self._cancelled():
+                self._stopped = True
+                self._crawlee.stop("the job was cancelled")
+        return self._stopped
+
+    async def _handle(self, context: BeautifulSoupCrawlingContext) -> None:
+        request = context.request
+        url = request.url
+        depth = request.user_data.get("depth", 0)
+        assert isinstance(depth, int)
+        if self._check_cancelled():
+            return  # stays pending; marked cancelled at the end
+        response = context.http_response
+        self._counts["fetched"] += 1
+        final = request.loaded_url or url
+        status = response.status_code
+        body = await response.read()
+        if status == 304:
+            await self._store(url, final, status, response.headers, b"", depth)
+            return
+        stored_as = url
+        soup = context.soup
+        canonical = soup.find("link", rel="canonical", href=True)
+        if canonical is not None:
+            target = absolute_link(final, str(canonical["href"]))
+            if target and target != url and self.scope.reason_out(target) is None:
+                first = self.catalog.add_crawl_urls(
+                    self.job_id, [CrawlUrl(target, depth, "pending")]
+                )
+                if not first:
+                    self._record(url, state="skipped", reason=f"duplicate:canonical {target}")
+                    return
+                stored_as = target
+                self._record(url, state="skipped", reason=f"canonical:{target}")
+        digest = bytes_hash(body)
+        first_url = self._hashes.setdefault(digest, stored_as)
+        if first_url != stored_as:
+            self._record(
+                stored_as, state="skipped", reason=f"duplicate:{first_url}", status_code=status
+            )
+            return
+        if self.spec.strategy == "spider":
+            await self._follow(soup, final, depth)
+        await self._store(stored_as, final, status, response.headers, body, depth, digest)
+
+    async def _follow(self, soup: Any, base: str, depth: int) -> None:
+        found = []
+        for anchor in soup.find_all("a", href=True):
+            if "nofollow" in (anchor.get("rel") or []):
+                continue
+            target = absolute_link(base, str(anchor["href"]))
+            if target:
+                found.append((target, depth + 1))
+        admitted = self._admit(found)
+        if admitted:
+            await self._throttler.add_requests([self._request(e) for e in admitted])
+
+    async def _store(
+        self,
+        url: str,
+        final: str,
+        status: int,
+        headers: Any,
+        body: bytes,
+        depth: int,
+        digest: str | None = None,
+    ) -> None:
+        if self.spec.map_only:
+            self._record(url, state="listed", status_code=status, content_hash=digest)
+            return
+        page = Page(
+            url=url,
+            final_url=final,
+            status=status,
+            content_type=headers.get("content-type"),
+            body=body,
+            fetched_at=datetime.now(UTC),
+            headers=dict(headers),
+            depth=depth,
+        )
+        result = await self.sink(page)
+        self._counts["chunks"] += result.chunks
+        self._counts["embedded"] += result.embedded
+        self._record(
+            url,
+            state=result.state,
+            reason=result.reason,
+            status_code=status,
+            content_hash=digest,
+            document_id=result.document_id,
+            chunks=result.chunks,
+        )
+
+    async def _failed(self, context: BasicCrawlingContext, error: Exception) -> None:
+        reason = _fetch_reason(error)
+        self._counts["fetched"] += reason.startswith("http_")  # an answer, if not a page
+        log.info("job %s: %s failed: %s", self.job_id, context.request.url, reason)
+        self._record(context.request.url, state="failed", reason=reason)
+
+    async def _skipped(self, url: str, reason: str) -> None:
+        self._record(url, state="skipped", reason="robots" if reason == "robots_txt" else reason)

@@ -1,0 +1,117 @@
+"""URL canonicalisation and crawl scope: which URL a page is stored under, and whether a link is
+one the crawl should follow (with the reason when it is not)."""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# Query parameters that only say where a visitor came from; the page is the same without them.
+TRACKING_PARAMS = frozenset(
+    {
+        "fbclid",
+        "gclid",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "msclkid",
+        "mc_cid",
+        "mc_eid",
+        "igshid",
+        "yclid",
+        "_ga",
+        "_gl",
+        "ref_src",
+    }
+)
+TRACKING_PREFIXES = ("utm_",)
+
+# Characters a path or query may keep literally (RFC 3986 unreserved and sub-delims, plus the
+# separators); everything else is percent-encoded, so `%7E` and `~` end up the same.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_SKIP_SCHEMES = re.compile(r"^(mailto|javascript|tel|data|ftp|file|about|blob):", re.IGNORECASE)
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
+
+
+def canonicalize(url: str) -> str:
+    """The form lore stores a page URL in: lower-case scheme and host, no default port, no
+    fragment, no tracking parameters, `.`/`..` segments resolved, one trailing slash removed
+    (except the root). Idempotent. Raises `ValueError` for anything but an absolute http(s) URL."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"{url!r} is not an absolute http(s) URL")
+    host = parts.hostname.lower().rstrip(".")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"{url!r} has an invalid port") from exc
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    # normpath resolves `.` and `..` and drops the trailing slash; it keeps a leading `//`.
+    path = posixpath.normpath(quote(unquote(parts.path), safe=_PATH_SAFE) or "/")
+    path = "/" + path.lstrip("/")
+    params = parse_qsl(parts.query, keep_blank_values=True)
+    query = urlencode([(k, v) for k, v in params if not _is_tracking(k)], quote_via=quote)
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def absolute_link(base: str, href: str) -> str | None:
+    """`href` resolved against `base` and canonicalised; None for non-http links."""
+    href = href.strip()
+    if not href or href.startswith("#") or _SKIP_SCHEMES.match(href):
+        return None
+    try:
+        return canonicalize(urljoin(base, href))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which URLs a crawl may follow from its start URL."""
+
+    start_url: str
+    allow_subdomains: bool = False
+    include: tuple[str, ...] = ()  # glob patterns on the full URL or on its path
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.start_url).hostname or ""
+
+    def host_allowed(self, host: str) -> bool:
+        host = host.lower()
+        if host == self.host:
+            return True
+        if not self.allow_subdomains:
+            return False
+        root = self.host.removeprefix("www.")
+        return host == root or host.endswith("." + root)
+
+    def reason_out(self, url: str) -> str | None:
+        """None when `url` is in scope, else why not (`out_of_scope:<what>`)."""
+        parts = urlsplit(url)
+        if not self.host_allowed(parts.hostname or ""):
+            return "out_of_scope:host"
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        if self.include and not any(_match(url, path, p) for p in self.include):
+            return "out_of_scope:include"
+        if any(_match(url, path, p) for p in self.exclude):
+            return "out_of_scope:exclude"
+        return None
+
+
+def _match(url: str, path: str, pattern: str) -> bool:
+    target = url if "://" in pattern else path
+    return fnmatch.fnmatchcase(target, pattern)
