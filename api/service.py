@@ -158,6 +158,7 @@ class Lore:
             max_bytes=settings.fetch.max_bytes,
             user_agent=settings.fetch.user_agent,
             allow_private_addresses=settings.fetch.allow_private_addresses,
+            allow_networks=tuple(settings.fetch.allow_networks),
         )
         self.chunking = ChunkingOptions(
             max_tokens=settings.chunking.max_tokens,

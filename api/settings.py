@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -51,6 +52,18 @@ class FetchSettings(BaseModel):
         description="Allow fetching loopback/private/link-local addresses (local dev, "
         "tests). Off by default: a crawler that fetches them is an SSRF hole.",
     )
+    allow_networks: list[str] = Field(
+        default_factory=list,
+        description="Private networks allowed all the same (CIDR, e.g. 10.20.0.0/16): one "
+        "intranet docs host without opening every private address.",
+    )
+
+    @field_validator("allow_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for network in value:
+            ipaddress.ip_network(network, strict=False)  # ValueError names the bad entry
+        return value
 
 
 class CrawlSettings(BaseModel):

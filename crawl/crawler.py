@@ -7,7 +7,9 @@ joins crawl and ingest through it) and says whether the page was new, changed or
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -28,6 +30,7 @@ from crawlee.errors import HttpStatusCodeError
 from crawlee.request_loaders import ThrottlingRequestManager
 from crawlee.storage_clients import MemoryStorageClient, StorageClient
 from crawlee.storages import RequestQueue
+from protego import Protego
 
 from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
@@ -176,6 +179,7 @@ class SiteCrawl:
         self._counts: dict[str, int] = {"fetched": 0, "chunks": 0, "embedded": 0}
         self._last_cancel_check = 0.0
         self._stopped = False
+        self._robots_txt: bytes | None = None
 
     # frontier ---------------------------------------------------------------------------------
 
@@ -236,7 +240,7 @@ class SiteCrawl:
         if self.spec.strategy != "sitemap":
             return self._admit([(start, 0)])
         root = "{0.scheme}://{0.netloc}/".format(urlsplit(start))
-        robots = await self._body(fetcher, root + "robots.txt")
+        robots = await self._robots(fetcher)
         sitemap = await read_sitemaps(
             start,
             lambda u: self._body(fetcher, u),
@@ -258,6 +262,24 @@ class SiteCrawl:
             )
             return self._admit([(start, 0)])
         return self._admit(listed)
+
+    async def _robots(self, fetcher: Fetcher) -> bytes | None:
+        if self._robots_txt is None:
+            root = "{0.scheme}://{0.netloc}/".format(urlsplit(self.scope.start_url))
+            self._robots_txt = await self._body(fetcher, root + "robots.txt") or b""
+        return self._robots_txt or None
+
+    async def _crawl_delay(self, fetcher: Fetcher) -> int | None:
+        """robots.txt's Crawl-delay for the start host, known before the first request (crawlee
+        learns it only after dispatching one)."""
+        if not self.options.respect_robots:
+            return None
+        robots = await self._robots(fetcher)
+        if not robots:
+            return None
+        rules = Protego.parse(robots.decode("utf-8", "replace"))
+        delay = rules.crawl_delay(self.options.fetch.user_agent)
+        return math.ceil(delay) if delay else None
 
     async def _body(self, fetcher: Fetcher, url: str) -> bytes | None:
         try:
@@ -327,6 +349,8 @@ class SiteCrawl:
             on_unavailable=_unavailable_handler(throttler),
         )
         crawler = self._crawler(client, throttler, storage)
+        if delay := await self._crawl_delay(fetcher):
+            throttler.set_crawl_delay(self.scope.start_url, delay)
         await throttler.add_requests([self._request(e) for e in pending])
         try:
             await crawler.run()
@@ -409,20 +433,10 @@ class SiteCrawl:
         if status == 304:
             await self._store(url, final, status, response.headers, b"", depth)
             return
-        stored_as = url
         soup = context.soup
-        canonical = soup.find("link", rel="canonical", href=True)
-        if canonical is not None:
-            target = absolute_link(final, str(canonical["href"]))
-            if target and target != url and self.scope.reason_out(target) is None:
-                first = self.catalog.add_crawl_urls(
-                    self.job_id, [CrawlUrl(target, depth, "pending")]
-                )
-                if not first:
-                    self._record(url, state="skipped", reason=f"duplicate:canonical {target}")
-                    return
-                stored_as = target
-                self._record(url, state="skipped", reason=f"canonical:{target}")
+        stored_as = self._stored_url(url, final, soup, depth)
+        if stored_as is None:
+            return
         digest = bytes_hash(body)
         first_url = self._hashes.setdefault(digest, stored_as)
         if first_url != stored_as:
@@ -433,6 +447,25 @@ class SiteCrawl:
         if self.spec.strategy == "spider":
             await self._follow(soup, final, depth)
         await self._store(stored_as, final, status, response.headers, body, depth, digest)
+
+    def _stored_url(self, url: str, final: str, soup: Any, depth: int) -> str | None:
+        """The URL a page is stored under: its `<link rel=canonical>`, else where a redirect
+        ended, else the URL asked for. None (and the URL recorded as skipped) when that URL is
+        already part of the job: the page is a duplicate."""
+        target = url
+        with contextlib.suppress(ValueError):
+            target = canonicalize(final)
+        tag = soup.find("link", rel="canonical", href=True)
+        declared = absolute_link(final, str(tag["href"])) if tag is not None else None
+        if declared and self.scope.reason_out(declared) is None:
+            target = declared
+        if target == url or self.scope.reason_out(target) is not None:
+            return url
+        if not self.catalog.add_crawl_urls(self.job_id, [CrawlUrl(target, depth, "pending")]):
+            self._record(url, state="skipped", reason=f"duplicate:{target}")
+            return None
+        self._record(url, state="skipped", reason=f"stored_as:{target}")
+        return target
 
     async def _follow(self, soup: Any, base: str, depth: int) -> None:
         found = []

@@ -27,6 +27,8 @@ class FetchOptions:
     max_redirects: int = 5
     user_agent: str = DEFAULT_USER_AGENT
     allow_private_addresses: bool = False
+    # Private networks allowed even so, e.g. ("10.20.0.0/16",) for one intranet docs host.
+    allow_networks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,9 @@ async def check_address(url: str, options: FetchOptions) -> None:
         except socket.gaierror as exc:
             raise FetchError(url, "dns", f"cannot resolve {host}: {exc}") from exc
         addresses = [ipaddress.ip_address(info[4][0]) for info in infos]
+    allowed = [ipaddress.ip_network(n, strict=False) for n in options.allow_networks]
     for ip in addresses:
-        if _blocked(ip):
+        if _blocked(ip) and not any(ip in net for net in allowed):
             raise BlockedAddressError(
                 url,
                 "blocked_address",

@@ -24,6 +24,14 @@ class Page:
     status: int = 200
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    etag: str | None = None  # answered with 304 to a matching If-None-Match
+
+
+@dataclass
+class Post:
+    path: str
+    body: bytes
+    headers: dict[str, str]
 
 
 class Site:
@@ -32,6 +40,9 @@ class Site:
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
         self.requests: list[str] = []
+        self.not_modified: list[str] = []  # paths answered 304
+        self.posts: list[Post] = []
+        self.post_statuses: list[int] = []  # answers to POSTs, in order; then 200
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,8 +53,16 @@ class Site:
                     page = Page(b"<html><body><h1>Not found</h1></body></html>", status=404)
                 if page.delay_s:
                     time.sleep(page.delay_s)
+                if page.etag is not None and self.headers.get("If-None-Match") == page.etag:
+                    site.not_modified.append(self.path)
+                    self.send_response(304)
+                    self.send_header("ETag", page.etag)
+                    self.end_headers()
+                    return
                 try:
                     self.send_response(page.status)
+                    if page.etag is not None:
+                        self.send_header("ETag", page.etag)
                     self.send_header("Content-Type", page.content_type)
                     self.send_header("Content-Length", str(len(page.body)))
                     for key, value in page.headers.items():
@@ -52,6 +71,14 @@ class Site:
                     self.wfile.write(page.body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                site.posts.append(Post(self.path, self.rfile.read(length), dict(self.headers)))
+                status = site.post_statuses.pop(0) if site.post_statuses else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, *args: object) -> None:
                 pass
