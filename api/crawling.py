@@ -79,14 +79,17 @@ class IngestSink:
         return headers
 
     async def __call__(self, page: Page) -> PageResult:
+        tenant = self._job.tenant_id
         doc = self._stored(page.url)
         if doc is not None and (page.status == 304 or doc.body_hash == bytes_hash(page.body)):
-            reason = "not_modified" if page.status == 304 else "same_content"
-            return PageResult("unchanged", reason, doc.id, doc.chunk_count)
+            if page.status == 304:
+                links = self._lore.catalog.document_links(tenant, doc.id)
+                return PageResult("unchanged", "not_modified", doc.id, doc.chunk_count, links=links)
+            return PageResult("unchanged", "same_content", doc.id, doc.chunk_count)
         if page.status == 304:  # validators of a document deleted since: fetch it whole next time
             return PageResult("failed", "not_modified_but_not_stored")
         source = SourceDocument(
-            tenant_id=self._job.tenant_id,
+            tenant_id=tenant,
             data=page.body,
             url=page.url,
             source="link",
@@ -103,6 +106,7 @@ class IngestSink:
                 [result] = await anyio.to_thread.run_sync(self._lore.index, [prepared])
         except IngestError as exc:
             return PageResult("failed", f"{status_for(exc)[1]}: {exc}")
+        self._lore.catalog.set_document_links(tenant, result.document.id, page.links)
         return PageResult(
             "ingested", "", result.document.id, result.chunks, embedded=result.embedded
         )

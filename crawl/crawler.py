@@ -42,6 +42,17 @@ from retrieval import Catalog, CrawlUrl, bytes_hash
 log = logging.getLogger(__name__)
 
 
+def _links(soup: Any, base: str) -> tuple[str, ...]:
+    """The page's followable links, absolute and canonical, in page order."""
+    found: dict[str, None] = {}
+    for anchor in soup.find_all("a", href=True):
+        if "nofollow" not in (anchor.get("rel") or []):
+            target = absolute_link(base, str(anchor["href"]))
+            if target:
+                found.setdefault(target)
+    return tuple(found)
+
+
 class _RecordedFailures(logging.Filter):
     """crawlee logs each failed request with a traceback; lore records it per URL instead."""
 
@@ -101,6 +112,7 @@ class Page:
     fetched_at: datetime
     headers: dict[str, str]
     depth: int
+    links: tuple[str, ...] = ()  # the page's links, for the sink to keep for a later 304
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,7 @@ class PageResult:
     document_id: str | None = None
     chunks: int = 0
     embedded: int = 0
+    links: tuple[str, ...] = ()  # for a 304: the links the page had when it was stored
 
 
 class PageSink(Protocol):
@@ -430,8 +443,9 @@ class SiteCrawl:
         final = request.loaded_url or url
         status = response.status_code
         body = await response.read()
-        if status == 304:
-            await self._store(url, final, status, response.headers, b"", depth)
+        if status == 304:  # unchanged: follow the links it had when it was stored
+            result = await self._store(url, final, status, response.headers, b"", depth, ())
+            await self._follow(result.links, depth)
             return
         soup = context.soup
         stored_as = self._stored_url(url, final, soup, depth)
@@ -444,9 +458,9 @@ class SiteCrawl:
                 stored_as, state="skipped", reason=f"duplicate:{first_url}", status_code=status
             )
             return
-        if self.spec.strategy == "spider":
-            await self._follow(soup, final, depth)
-        await self._store(stored_as, final, status, response.headers, body, depth, digest)
+        links = _links(soup, final)
+        await self._follow(links, depth)
+        await self._store(stored_as, final, status, response.headers, body, depth, links, digest)
 
     def _stored_url(self, url: str, final: str, soup: Any, depth: int) -> str | None:
         """The URL a page is stored under: its `<link rel=canonical>`, else where a redirect
@@ -467,15 +481,10 @@ class SiteCrawl:
         self._record(url, state="skipped", reason=f"stored_as:{target}")
         return target
 
-    async def _follow(self, soup: Any, base: str, depth: int) -> None:
-        found = []
-        for anchor in soup.find_all("a", href=True):
-            if "nofollow" in (anchor.get("rel") or []):
-                continue
-            target = absolute_link(base, str(anchor["href"]))
-            if target:
-                found.append((target, depth + 1))
-        admitted = self._admit(found)
+    async def _follow(self, links: Sequence[str], depth: int) -> None:
+        if self.spec.strategy != "spider" or not links:
+            return
+        admitted = self._admit([(link, depth + 1) for link in links])
         if admitted:
             await self._throttler.add_requests([self._request(e) for e in admitted])
 
@@ -487,11 +496,12 @@ class SiteCrawl:
         headers: Any,
         body: bytes,
         depth: int,
+        links: tuple[str, ...],
         digest: str | None = None,
-    ) -> None:
+    ) -> PageResult:
         if self.spec.map_only:
             self._record(url, state="listed", status_code=status, content_hash=digest)
-            return
+            return PageResult("skipped", "listed")
         page = Page(
             url=url,
             final_url=final,
@@ -501,6 +511,7 @@ class SiteCrawl:
             fetched_at=datetime.now(UTC),
             headers=dict(headers),
             depth=depth,
+            links=links,
         )
         result = await self.sink(page)
         self._counts["chunks"] += result.chunks
@@ -514,6 +525,7 @@ class SiteCrawl:
             document_id=result.document_id,
             chunks=result.chunks,
         )
+        return result
 
     async def _failed(self, context: BasicCrawlingContext, error: Exception) -> None:
         reason = _fetch_reason(error)

@@ -60,6 +60,7 @@ class _DocumentRow(_Base):
     etag: Mapped[str | None] = mapped_column(Text, nullable=True)
     http_last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)
     body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    links: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # a page's out-links
 
 
 class _CrawlUrlRow(_Base):
@@ -249,6 +250,21 @@ class Catalog:
             row.body_hash = doc.body_hash
             session.flush()
             return _document(row)
+
+    def set_document_links(self, tenant_id: str, doc_id: str, links: Sequence[str]) -> None:
+        """Keep a crawled page's links: a re-crawl that gets 304 for it still follows them."""
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_DocumentRow, doc_id)
+            if row is None or row.tenant_id != tenant_id:
+                raise NotFoundError(f"no document {doc_id}")
+            row.links = list(links)
+
+    def document_links(self, tenant_id: str, doc_id: str) -> tuple[str, ...]:
+        with Session(self._engine) as session:
+            row = session.get(_DocumentRow, doc_id)
+            if row is None or row.tenant_id != tenant_id:
+                raise NotFoundError(f"no document {doc_id}")
+            return tuple(row.links or ())
 
     def get_document(self, tenant_id: str, doc_id: str) -> Document:
         with Session(self._engine) as session:
