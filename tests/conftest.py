@@ -3,13 +3,18 @@ lore app on a temporary data directory."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -148,6 +153,44 @@ def make_client(tmp_path: Path, real_embedder: Embedder) -> Iterator[Callable[..
     for client, lore in opened:
         client.__exit__(None, None, None)
         lore.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def lore_server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`lore serve` in its own process on a free port of 127.0.0.1 with `env`; stopped (if
+    still running) when the block ends."""
+    env = {**env, "LORE_PORT": str(free_port())}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{env['LORE_PORT']}"
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+            if proc.poll() is not None:
+                raise AssertionError(f"lore serve exited with {proc.returncode}")
+        else:
+            raise AssertionError("lore serve did not start")
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
 
 
 def wait_for_job(client: TestClient, job_id: str, timeout_s: float = 60.0) -> dict[str, object]:

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import Page, Site
+from tests.conftest import Page, Site, lore_server
 
 pytestmark = pytest.mark.slow
 
@@ -83,38 +81,10 @@ def test_local_mode_ingest_and_query(env: dict[str, str], tmp_path: Path, site: 
     assert refused.returncode == 2 and "binary" in refused.stderr
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def server(env: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    env["LORE_PORT"] = str(port)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError("lore serve did not start")
+    with lore_server(env) as (url, _):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     assert not (Path(env["LORE_DATA_DIR"]) / "server.json").exists()
 
 
