@@ -37,8 +37,8 @@ class IndexLinkRequest(Model):
     allow_subdomains: bool = False
     render: Literal["http", "browser", "auto"] = Field(
         "http",
-        description="'browser' renders every page in headless chromium; 'auto' only the pages "
-        "whose static HTML has no real content.",
+        description="Only 'http' is available in this version; 'browser' and 'auto' (headless "
+        "chromium) are refused with 422 until browser rendering lands.",
     )
     map: bool = Field(False, description="List the URLs the crawl would ingest; ingest nothing.")
     webhook: WebhookSpec | None = Field(None, description="POSTed the job when it ends.")

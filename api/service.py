@@ -275,6 +275,11 @@ class Lore:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(STRATEGIES)}")
         if render not in RENDERS:
             raise ValueError(f"unknown render {render!r}; choose one of {list(RENDERS)}")
+        if render != "http":
+            # Not built yet: refusing is honest, crawling over HTTP instead would not be.
+            raise ValueError(
+                f"render {render!r} is not available in this version; use render 'http'"
+            )
         single = strategy == "single"
         pages = 1 if single else (max_pages or crawl.max_pages)
         if not 1 <= pages <= crawl.max_urls_per_job:
