@@ -139,7 +139,6 @@ class LinkJobRunner:
             per_host_delay_s=crawl.per_host_delay_s,
             max_urls=crawl.max_urls_per_job,
             retries=crawl.retries,
-            chromium_path=crawl.chromium_path,
         )
 
     def _is_cancelled(self) -> bool:

@@ -86,9 +86,6 @@ class CrawlSettings(BaseModel):
         description="Pages that disappeared are removed only when at most this share of the "
         "crawl's fetches failed.",
     )
-    chromium_path: str = Field(
-        "/usr/bin/chromium", description="The browser for render=browser|auto (Debian chromium)."
-    )
     webhook_attempts: int = Field(4, ge=1, le=10, description="Tries per webhook, with backoff.")
     webhook_backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each try.")
 

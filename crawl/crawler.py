@@ -99,7 +99,6 @@ class CrawlOptions:
     per_host_delay_s: float = 0.0
     max_urls: int = 10_000  # URLs recorded per job, skipped ones included
     retries: int = 2
-    chromium_path: str | None = None
 
 
 @dataclass(frozen=True)
