@@ -80,6 +80,17 @@ async def check_address(url: str, options: FetchOptions) -> None:
             )
 
 
+def _page(response: httpx.Response, body: bytes) -> FetchedPage:
+    return FetchedPage(
+        url=str(response.url),
+        status=response.status_code,
+        content_type=response.headers.get("content-type"),
+        body=body,
+        fetched_at=datetime.now(UTC),
+        headers={k.lower(): v for k, v in response.headers.items()},
+    )
+
+
 class Fetcher:
     """Fetches single URLs with one shared connection pool."""
 
@@ -129,14 +140,7 @@ class Fetcher:
                         current = urljoin(current, response.headers["location"])
                         continue
                     if response.status_code >= 400 or response.status_code == 304:
-                        return FetchedPage(
-                            url=str(response.url),
-                            status=response.status_code,
-                            content_type=response.headers.get("content-type"),
-                            body=b"",
-                            fetched_at=datetime.now(UTC),
-                            headers={k.lower(): v for k, v in response.headers.items()},
-                        )
+                        return _page(response, b"")
                     declared = int(response.headers.get("content-length") or 0)
                     if declared > self.options.max_bytes:
                         raise FetchError(
@@ -153,14 +157,7 @@ class Fetcher:
                                 "too_large",
                                 f"{current} is over the {self.options.max_bytes}-byte limit",
                             )
-                    return FetchedPage(
-                        url=str(response.url),
-                        status=response.status_code,
-                        content_type=response.headers.get("content-type"),
-                        body=bytes(body),
-                        fetched_at=datetime.now(UTC),
-                        headers={k.lower(): v for k, v in response.headers.items()},
-                    )
+                    return _page(response, bytes(body))
             except httpx.TimeoutException as exc:
                 raise FetchError(
                     current,
