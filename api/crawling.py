@@ -126,7 +126,6 @@ class LinkJobRunner:
         self._job = lore.catalog.get_job(job_id)
         self._on_progress = on_progress
         self._last_write = 0.0
-        self._last_cancel_read = 0.0
         self._cancelled = False
 
     def options(self) -> CrawlOptions:
@@ -146,9 +145,9 @@ class LinkJobRunner:
             self._cancelled = self._lore.catalog.get_job(self._job.id).status == "cancelled"
         return self._cancelled
 
-    def _progress(self, counts: dict[str, int], force: bool = False) -> None:
+    def _progress(self, counts: dict[str, int]) -> None:
         now = time.monotonic()
-        if not force and now - self._last_write < 0.25:
+        if now - self._last_write < 0.25:
             return
         self._last_write = now
         total = counts["discovered"] - counts["skipped"]

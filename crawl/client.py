@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 FINAL_REASONS = frozenset({"blocked_address", "bad_url", "too_large", "too_many_redirects", "dns"})
 
 Headers = Callable[[str], Awaitable[dict[str, str]]]
-Backoff = Callable[[str, timedelta | None], None]
+Backoff = Callable[[str, timedelta | None], object]  # what it returns is ignored
 
 
 class HostGate:

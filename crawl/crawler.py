@@ -156,15 +156,6 @@ def _fetch_reason(error: BaseException) -> str:
     return f"error:{type(error).__name__}"
 
 
-def _unavailable_handler(
-    throttler: ThrottlingRequestManager[RequestQueue],
-) -> Callable[[str, timedelta | None], None]:
-    def back_off(url: str, retry_after: timedelta | None) -> None:
-        throttler.record_domain_delay(url, retry_after=retry_after)
-
-    return back_off
-
-
 class SiteCrawl:
     """Runs one job; `run()` again after a crash picks up the pending URLs."""
 
@@ -251,7 +242,6 @@ class SiteCrawl:
         start = self.scope.start_url
         if self.spec.strategy != "sitemap":
             return self._admit([(start, 0)])
-        root = "{0.scheme}://{0.netloc}/".format(urlsplit(start))
         robots = await self._robots(fetcher)
         sitemap = await read_sitemaps(
             start,
@@ -270,15 +260,15 @@ class SiteCrawl:
             self.spec = replace(self.spec, strategy="spider")
             # The marker tells a resumed run that this job spiders.
             self.catalog.add_crawl_urls(
-                self.job_id, [CrawlUrl(root + "sitemap.xml", 0, "skipped", NO_SITEMAP)]
+                self.job_id, [CrawlUrl(self.scope.root + "sitemap.xml", 0, "skipped", NO_SITEMAP)]
             )
             return self._admit([(start, 0)])
         return self._admit(listed)
 
     async def _robots(self, fetcher: Fetcher) -> bytes | None:
         if self._robots_txt is None:
-            root = "{0.scheme}://{0.netloc}/".format(urlsplit(self.scope.start_url))
-            self._robots_txt = await self._body(fetcher, root + "robots.txt") or b""
+            robots_url = self.scope.root + "robots.txt"
+            self._robots_txt = await self._body(fetcher, robots_url) or b""
         return self._robots_txt or None
 
     async def _crawl_delay(self, fetcher: Fetcher) -> int | None:
@@ -311,14 +301,13 @@ class SiteCrawl:
             await fetcher.aclose()
 
     async def _run(self, fetcher: Fetcher) -> CrawlSummary:
-        resumed = self.catalog.crawl_urls(self.job_id, states=("pending",))
         if self.catalog.count_crawl_urls(self.job_id):
             for done in self.catalog.crawl_urls(self.job_id, states=("ingested", "unchanged")):
                 if done.content_hash:
                     self._hashes.setdefault(done.content_hash, done.url)
             if self.spec.strategy == "sitemap" and self._fell_back():
                 self.spec = replace(self.spec, strategy="spider")
-            pending = resumed
+            pending = self.catalog.crawl_urls(self.job_id, states=("pending",))
             log.info("job %s: resuming with %d pending URLs", self.job_id, len(pending))
         else:
             pending = await self._seed(fetcher)
@@ -358,7 +347,8 @@ class SiteCrawl:
             fetcher,
             HostGate(self.options.per_host_concurrency, self.options.per_host_delay_s),
             headers=None if self.spec.map_only else self.sink.conditional_headers,
-            on_unavailable=_unavailable_handler(throttler),
+            # a 503 backs the host off the way crawlee backs off a 429
+            on_unavailable=lambda url, after: throttler.record_domain_delay(url, retry_after=after),
         )
         crawler = self._crawler(client, throttler, storage)
         if delay := await self._crawl_delay(fetcher):

@@ -90,6 +90,11 @@ class Scope:
     def host(self) -> str:
         return urlsplit(self.start_url).hostname or ""
 
+    @property
+    def root(self) -> str:
+        """`scheme://host[:port]/` of the start URL: where robots.txt and sitemap.xml live."""
+        return "{0.scheme}://{0.netloc}/".format(urlsplit(self.start_url))
+
     def host_allowed(self, host: str) -> bool:
         host = host.lower()
         if host == self.host:
