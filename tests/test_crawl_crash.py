@@ -100,7 +100,15 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
             time.sleep(0.2)
         assert view["status"] == "completed", view
         counts = view["counts"]
-        assert counts["ingested"] == PAGES + 1, counts  # type: ignore[index]
+        others = httpx.get(
+            f"{url}/knowledge/jobs/{job_id}/urls",
+            params={"state": ["unchanged", "skipped", "failed", "pending"]},
+        ).json()["urls"]
+        # Every page ends stored. A page indexed just before the kill, whose URL state had not
+        # been written yet, is fetched again and found `unchanged` (same body already stored):
+        # at most one per request in flight.
+        assert counts["ingested"] + counts["unchanged"] == PAGES + 1, (counts, others)  # type: ignore[index,operator]
+        assert counts["unchanged"] <= 4, (counts, others)  # type: ignore[index,operator]
         assert counts["failed"] == 0 and counts["pending"] == 0, counts  # type: ignore[index]
         docs = httpx.get(f"{url}/knowledge/documents").json()
         assert docs["total"] == PAGES + 1
