@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from api.schemas import JobView
 from api.settings import Settings
+from crawl import BrowserUnavailableError
 
 if TYPE_CHECKING:
     from retrieval import Job
@@ -181,7 +182,7 @@ def index_link(
                     bar.update(task, **_bar_fields(JobView.of(view).model_dump(by_alias=True)))
 
                 done = asyncio.run(lore.run_link_job(job.id, show))
-        except ValueError as exc:
+        except (ValueError, BrowserUnavailableError) as exc:
             _fail(str(exc), 2)
         finally:
             lore.close()

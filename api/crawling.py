@@ -138,6 +138,7 @@ class LinkJobRunner:
             per_host_delay_s=crawl.per_host_delay_s,
             max_urls=crawl.max_urls_per_job,
             retries=crawl.retries,
+            browser=self._lore.browser_options,
         )
 
     def _is_cancelled(self) -> bool:

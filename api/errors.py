@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from crawl import FetchError
+from crawl import BrowserUnavailableError, FetchError
 from ingest import (
     DocumentTooLargeError,
     EmbeddingError,
@@ -51,6 +51,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (NotFoundError, 404, "not_found"),
     (StoreUnavailableError, 503, "store_unavailable"),
     (FetchError, 502, "fetch_failed"),
+    (BrowserUnavailableError, 503, "browser_unavailable"),
 ]
 
 
@@ -86,5 +87,11 @@ def install(app: FastAPI) -> None:
 
     app.add_exception_handler(ApiError, api_error)
     app.add_exception_handler(RequestValidationError, validation_error)
-    for kind in (IngestError, NotFoundError, StoreUnavailableError, FetchError):
+    for kind in (
+        IngestError,
+        NotFoundError,
+        StoreUnavailableError,
+        FetchError,
+        BrowserUnavailableError,
+    ):
         app.add_exception_handler(kind, domain_error)

@@ -37,8 +37,9 @@ class IndexLinkRequest(Model):
     allow_subdomains: bool = False
     render: Literal["http", "browser", "auto"] = Field(
         "http",
-        description="Only 'http' is available in this version; 'browser' and 'auto' (headless "
-        "chromium) are refused with 422 until browser rendering lands.",
+        description="'http': the HTML as served; 'browser': every page rendered in headless "
+        "Chromium (scripts run, their requests served by lore's safe fetcher); 'auto': only "
+        "pages whose served HTML has scripts and almost no text of its own are rendered.",
     )
     map: bool = Field(False, description="List the URLs the crawl would ingest; ingest nothing.")
     webhook: WebhookSpec | None = Field(None, description="POSTed the job when it ends.")

@@ -11,7 +11,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from api.settings import Settings
-from crawl import RENDERS, STRATEGIES, FetchOptions, canonicalize
+from crawl import (
+    RENDERS,
+    STRATEGIES,
+    BrowserOptions,
+    BrowserUnavailableError,
+    FetchOptions,
+    browser_missing,
+    canonicalize,
+)
 from ingest import (
     ChunkingOptions,
     Embedder,
@@ -160,6 +168,11 @@ class Lore:
             allow_private_addresses=settings.fetch.allow_private_addresses,
             allow_networks=tuple(settings.fetch.allow_networks),
         )
+        self.browser_options = BrowserOptions(
+            executable_path=settings.browser.executable_path,
+            max_pages=settings.browser.max_pages,
+            timeout_s=settings.browser.timeout_s,
+        )
         self.chunking = ChunkingOptions(
             max_tokens=settings.chunking.max_tokens,
             overlap_tokens=settings.chunking.overlap_tokens,
@@ -275,11 +288,8 @@ class Lore:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(STRATEGIES)}")
         if render not in RENDERS:
             raise ValueError(f"unknown render {render!r}; choose one of {list(RENDERS)}")
-        if render != "http":
-            # Not built yet: refusing is honest, crawling over HTTP instead would not be.
-            raise ValueError(
-                f"render {render!r} is not available in this version; use render 'http'"
-            )
+        if render != "http" and (problem := browser_missing(self.browser_options)):
+            raise BrowserUnavailableError(f"render {render!r}: {problem}")
         single = strategy == "single"
         pages = 1 if single else (max_pages or crawl.max_pages)
         if not 1 <= pages <= crawl.max_urls_per_job:

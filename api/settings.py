@@ -90,6 +90,16 @@ class CrawlSettings(BaseModel):
     webhook_backoff_s: float = Field(1.0, ge=0, description="First retry delay; doubles each try.")
 
 
+class BrowserSettings(BaseModel):
+    executable_path: str = Field(
+        "/usr/bin/chromium", description="Chromium for render 'browser' and 'auto' (Debian's)."
+    )
+    max_pages: int = Field(2, ge=1, le=16, description="Pages rendered at once per job.")
+    timeout_s: float = Field(
+        20.0, gt=0, description="Per page: to load, then at most again for its requests to end."
+    )
+
+
 class DocumentSettings(BaseModel):
     isolate: bool = Field(
         True,
@@ -183,6 +193,7 @@ class Settings(BaseSettings):
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()
     crawl: CrawlSettings = CrawlSettings()
+    browser: BrowserSettings = BrowserSettings()
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()

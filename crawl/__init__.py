@@ -1,6 +1,7 @@
 """Getting pages: safe fetching, URL canonicalisation and scope, sitemaps, and crawl jobs on
 crawlee that record every URL's outcome. Depends only on `retrieval`."""
 
+from crawl.browser import BrowserOptions, BrowserUnavailableError, Renderer, browser_missing
 from crawl.crawler import (
     RENDERS,
     STRATEGIES,
@@ -21,6 +22,8 @@ __all__ = [
     "RENDERS",
     "STRATEGIES",
     "BlockedAddressError",
+    "BrowserOptions",
+    "BrowserUnavailableError",
     "CrawlError",
     "CrawlOptions",
     "CrawlSpec",
@@ -32,8 +35,10 @@ __all__ = [
     "Page",
     "PageResult",
     "PageSink",
+    "Renderer",
     "Scope",
     "SiteCrawl",
+    "browser_missing",
     "canonicalize",
     "check_address",
 ]

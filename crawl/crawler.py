@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from bs4 import BeautifulSoup
 from crawlee import ConcurrencySettings, Request, service_locator
 from crawlee._service_locator import ServiceLocator
 from crawlee.configuration import Configuration
@@ -32,6 +33,7 @@ from crawlee.storage_clients import MemoryStorageClient, StorageClient
 from crawlee.storages import RequestQueue
 from protego import Protego
 
+from crawl.browser import BrowserOptions, BrowserUnavailableError, Renderer, needs_render
 from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
 from crawl.fetch import Fetcher, FetchOptions
@@ -99,6 +101,7 @@ class CrawlOptions:
     per_host_delay_s: float = 0.0
     max_urls: int = 10_000  # URLs recorded per job, skipped ones included
     retries: int = 2
+    browser: BrowserOptions = field(default_factory=BrowserOptions)
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,8 @@ def _fetch_reason(error: BaseException) -> str:
         seen.add(id(current))
         if isinstance(current, FetchError):
             return f"{current.reason}: {current}"
+        if isinstance(current, BrowserUnavailableError):
+            return f"browser_unavailable: {current}"
         if isinstance(current, HttpStatusCodeError):
             return f"http_{current.status_code}"
         wrapped = getattr(current, "wrapped_exception", None)
@@ -183,6 +188,7 @@ class SiteCrawl:
         self._last_cancel_check = 0.0
         self._stopped = False
         self._robots_txt: bytes | None = None
+        self._renderer: Renderer | None = None
 
     # frontier ---------------------------------------------------------------------------------
 
@@ -295,9 +301,13 @@ class SiteCrawl:
 
     async def run(self) -> CrawlSummary:
         fetcher = Fetcher(self.options.fetch)
+        if self.spec.render != "http":
+            self._renderer = Renderer(fetcher, self.options.browser)
         try:
             return await self._run(fetcher)
         finally:
+            if self._renderer is not None:
+                await self._renderer.aclose()
             await fetcher.aclose()
 
     async def _run(self, fetcher: Fetcher) -> CrawlSummary:
@@ -346,7 +356,11 @@ class SiteCrawl:
         client = SafeHttpClient(
             fetcher,
             HostGate(self.options.per_host_concurrency, self.options.per_host_delay_s),
-            headers=None if self.spec.map_only else self.sink.conditional_headers,
+            # A rendered page's content comes from its scripts' requests too: the page's own
+            # validators cannot say it is unchanged, so browser crawls ask unconditionally.
+            headers=None
+            if self.spec.map_only or self.spec.render == "browser"
+            else self.sink.conditional_headers,
             # a 503 backs the host off the way crawlee backs off a 429
             on_unavailable=lambda url, after: throttler.record_domain_delay(url, retry_after=after),
         )
@@ -437,6 +451,11 @@ class SiteCrawl:
             await self._follow(result.links, depth)
             return
         soup = context.soup
+        headers = dict(response.headers)
+        if self._renderer is not None and self._should_render(headers, soup):
+            body = await self._renderer.render(final, body, headers.get("content-type"))
+            headers["content-type"] = "text/html; charset=utf-8"  # the DOM, serialised
+            soup = BeautifulSoup(body, "lxml")
         stored_as = self._stored_url(url, final, soup, depth)
         if stored_as is None:
             return
@@ -449,7 +468,13 @@ class SiteCrawl:
             return
         links = _links(soup, final)
         await self._follow(links, depth)
-        await self._store(stored_as, final, status, response.headers, body, depth, links, digest)
+        await self._store(stored_as, final, status, headers, body, depth, links, digest)
+
+    def _should_render(self, headers: dict[str, str], soup: Any) -> bool:
+        content_type = (headers.get("content-type") or "text/html").lower()
+        if "html" not in content_type:
+            return False
+        return self.spec.render == "browser" or needs_render(soup)
 
     def _stored_url(self, url: str, final: str, soup: Any, depth: int) -> str | None:
         """The URL a page is stored under: its `<link rel=canonical>`, else where a redirect

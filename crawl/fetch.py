@@ -118,26 +118,41 @@ class Fetcher:
             )
         return page
 
-    async def fetch_response(self, url: str, headers: dict[str, str] | None = None) -> FetchedPage:
+    async def fetch_response(
+        self,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        method: str = "GET",
+        content: bytes | None = None,
+    ) -> FetchedPage:
         """The final response after redirects, whatever its status (an error status has an
-        empty body). `headers` add to the request's (conditional-request validators)."""
+        empty body). `headers` add to the request's (conditional-request validators, or what a
+        browser page sends); `method` and `content` serve a rendered page's own requests."""
         try:
             return await asyncio.wait_for(
-                self._fetch(url, headers or {}), timeout=self.options.timeout_s * 2
+                self._fetch(url, headers or {}, method, content),
+                timeout=self.options.timeout_s * 2,
             )
         except TimeoutError as exc:
             raise FetchError(
                 url, "timeout", f"{url} did not answer within {self.options.timeout_s:g}s"
             ) from exc
 
-    async def _fetch(self, url: str, headers: dict[str, str]) -> FetchedPage:
+    async def _fetch(
+        self, url: str, headers: dict[str, str], method: str, content: bytes | None
+    ) -> FetchedPage:
         current = url
         for _ in range(self.options.max_redirects + 1):
             await check_address(current, self.options)
             try:
-                async with self._client.stream("GET", current, headers=headers) as response:
+                async with self._client.stream(
+                    method, current, headers=headers, content=content
+                ) as response:
                     if response.is_redirect and "location" in response.headers:
                         current = urljoin(current, response.headers["location"])
+                        if response.status_code not in (307, 308):  # as browsers do
+                            method, content = "GET", None
                         continue
                     if response.status_code >= 400 or response.status_code == 304:
                         return _page(response, b"")

@@ -45,6 +45,7 @@ class Site:
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
         self.requests: list[str] = []
+        self.headers: list[tuple[str, dict[str, str]]] = []  # (path, request headers) per GET
         self.not_modified: list[str] = []  # paths answered 304
         self.posts: list[Post] = []
         self.post_statuses: list[int] = []  # answers to POSTs, in order; then 200
@@ -53,6 +54,7 @@ class Site:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 site.requests.append(self.path)
+                site.headers.append((self.path, dict(self.headers)))
                 page = site.pages.get(self.path)
                 if page is None:
                     page = Page(b"<html><body><h1>Not found</h1></body></html>", status=404)

@@ -130,7 +130,6 @@ def test_job_report_validation_and_cancel(
         {"url": site.url("/p0"), "strategy": "spider", "maxPages": 0},
         {"url": site.url("/p0"), "strategy": "spider", "maxPages": 10**9},
         {"url": site.url("/p0"), "render": "x"},
-        {"url": site.url("/p0"), "render": "browser"},  # not available yet: refused, not ignored
         {"url": site.url("/p0"), "webhook": {"url": "not a url"}},
     ]
     for body in bad:

@@ -1,0 +1,188 @@
+"""Rendering pages in Debian's headless Chromium (Playwright) without giving the browser a network
+of its own: the page's HTML is the body lore already fetched, and every request the page makes
+(scripts, XHR, stylesheets, frames) is answered by lore's safe `Fetcher`, so the address rules,
+redirect checks and size and time limits hold for rendered pages too. Chromium is started with a
+host resolver that resolves nothing, so a request that escaped the interception could not go
+anywhere either."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from crawl.errors import CrawlError, FetchError
+from crawl.fetch import Fetcher
+
+log = logging.getLogger(__name__)
+
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+)
+# Nothing a text extractor reads; skipping them makes pages settle sooner.
+SKIPPED_RESOURCES = frozenset({"image", "media", "font"})
+# Headers a page's own request carries through to the Fetcher (which sends its User-Agent).
+FORWARDED_HEADERS = frozenset(
+    {"accept", "accept-language", "content-type", "cookie", "x-requested-with", "authorization"}
+)
+# Response headers the Fetcher has already acted on (httpx decoded the body).
+DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+# Below this many characters of text outside scripts, a page with scripts is rendered by 'auto'.
+AUTO_MIN_TEXT = 200
+
+
+class BrowserUnavailableError(CrawlError):
+    """Chromium is not installed where the settings say, or does not start."""
+
+
+@dataclass(frozen=True)
+class BrowserOptions:
+    executable_path: str = "/usr/bin/chromium"
+    max_pages: int = 2  # pages rendered at once (each is a Chromium renderer process)
+    timeout_s: float = 20.0  # per page: to load, then again at most for the network to go quiet
+
+
+def browser_missing(options: BrowserOptions) -> str | None:
+    """Why a browser render cannot start here, or None."""
+    if not os.access(options.executable_path, os.X_OK):
+        return (
+            f"rendering needs Chromium at {options.executable_path} (apt-get install -y "
+            "chromium, or set LORE_BROWSER__EXECUTABLE_PATH)"
+        )
+    return None
+
+
+def needs_render(soup: Any) -> bool:
+    """True when static HTML has no real content of its own: scripts, and less than
+    `AUTO_MIN_TEXT` characters of text outside script, style, noscript and template."""
+    if soup.find("script") is None:
+        return False
+    skipped = {"script", "style", "noscript", "template", "head", "title"}
+    size = 0
+    for text in soup.find_all(string=True):
+        if text.parent is not None and text.parent.name not in skipped:
+            size += len(text.strip())
+            if size >= AUTO_MIN_TEXT:
+                return False
+    return True
+
+
+class Renderer:
+    """One Chromium for a crawl job, started on first use; each page renders in its own
+    browser context (no cookies or storage shared between pages)."""
+
+    def __init__(self, fetcher: Fetcher, options: BrowserOptions) -> None:
+        self._fetcher = fetcher
+        self._options = options
+        self._slots = asyncio.Semaphore(max(1, options.max_pages))
+        self._start_lock = asyncio.Lock()
+        self._playwright: Any = None
+        self._browser: Any = None
+
+    async def _started(self) -> Any:
+        async with self._start_lock:
+            if self._browser is None:
+                if problem := browser_missing(self._options):
+                    raise BrowserUnavailableError(problem)
+                from playwright.async_api import async_playwright  # noqa: PLC0415
+
+                self._playwright = await async_playwright().start()
+                try:
+                    self._browser = await self._playwright.chromium.launch(
+                        executable_path=self._options.executable_path,
+                        args=list(CHROMIUM_ARGS),
+                        timeout=30_000,
+                    )
+                except Exception as exc:
+                    await self._playwright.stop()
+                    self._playwright = None
+                    raise BrowserUnavailableError(f"Chromium did not start: {exc}") from exc
+            return self._browser
+
+    async def aclose(self) -> None:
+        if self._browser is not None:
+            with contextlib.suppress(Exception):
+                await self._browser.close()
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await self._playwright.stop()
+        self._browser = self._playwright = None
+
+    async def render(self, url: str, html: bytes, content_type: str | None = None) -> bytes:
+        """The DOM after `html`, served at `url`, ran its scripts and its requests settled."""
+        browser = await self._started()
+        async with self._slots:
+            context = await browser.new_context(
+                user_agent=self._fetcher.options.user_agent,
+                service_workers="block",
+                java_script_enabled=True,
+            )
+            try:
+                page = await context.new_page()
+                served = False
+
+                async def route(route: Any) -> None:
+                    nonlocal served
+                    request = route.request
+                    if not served and request.frame == page.main_frame:
+                        served = True
+                        await route.fulfill(
+                            status=200,
+                            headers={"content-type": content_type or "text/html"},
+                            body=html,
+                        )
+                        return
+                    await self._serve(route)
+
+                await context.route("**/*", route)
+                await context.route_web_socket("**/*", lambda ws: ws.close())
+                timeout_ms = self._options.timeout_s * 1000
+                try:
+                    await page.goto(url, wait_until="load", timeout=timeout_ms)
+                except Exception as exc:
+                    raise FetchError(url, "render_failed", f"{url} did not render: {exc}") from exc
+                with contextlib.suppress(Exception):  # a page that keeps polling still renders
+                    await page.wait_for_load_state("networkidle", timeout=timeout_ms)
+                content: str = await page.content()
+            finally:
+                with contextlib.suppress(Exception):
+                    await context.close()
+        rendered = content.encode("utf-8")
+        if len(rendered) > self._fetcher.options.max_bytes:
+            raise FetchError(
+                url,
+                "too_large",
+                f"{url} rendered to {len(rendered)} bytes; the limit is "
+                f"{self._fetcher.options.max_bytes}",
+            )
+        return rendered
+
+    async def _serve(self, route: Any) -> None:
+        request = route.request
+        if request.resource_type in SKIPPED_RESOURCES:
+            await route.abort("blockedbyclient")
+            return
+        headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED_HEADERS}
+        try:
+            answer = await self._fetcher.fetch_response(
+                request.url, headers, method=request.method, content=request.post_data_buffer
+            )
+        except FetchError as exc:
+            log.info("rendering: %s refused: %s", request.url, exc)
+            await route.abort("blockedbyclient" if exc.reason == "blocked_address" else "failed")
+            return
+        await route.fulfill(
+            status=answer.status,
+            headers={k: v for k, v in answer.headers.items() if k not in DROPPED_HEADERS},
+            body=answer.body,
+        )

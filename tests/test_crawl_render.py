@@ -1,0 +1,160 @@
+"""Crawls that render pages in Debian's headless Chromium (real browser, real local sites on
+127.0.0.1): script-built content and links, the page's own requests going through lore's safe
+fetcher, 'auto' rendering only the pages that need it, a page that never loads, and the API
+refusing a render it cannot do."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from crawl import BrowserOptions, CrawlOptions, CrawlSpec, SiteCrawl, browser_missing
+from retrieval import Catalog, CrawlUrl
+from tests.conftest import Page, Site, wait_for_job
+from tests.test_crawl import RecordingSink, options
+
+needs_chromium = pytest.mark.skipif(
+    browser_missing(BrowserOptions()) is not None,
+    reason=str(browser_missing(BrowserOptions())),
+)
+
+SHELL = (
+    b"<html><head><title>Acme app</title></head><body><div id='root'></div>"
+    b"<noscript>You need to enable JavaScript to run this app.</noscript>"
+    b"<script src='/static/app.js'></script></body></html>"
+)
+APP_JS = b"""
+fetch('/api/items.json').then(r => r.json()).then(items => {
+  const root = document.getElementById('root');
+  root.innerHTML = '<h1>Product catalogue</h1>' + items.map(i =>
+    `<section><h2>${i.name}</h2><p>${i.text}</p><a href="/items/${i.id}">details</a></section>`
+  ).join('');
+  return fetch('http://10.9.8.7/admin').then(() => 'reached', () => 'refused');
+}).then(outcome => {
+  document.body.insertAdjacentHTML('beforeend', `<p id="internal">internal: ${outcome}</p>`);
+});
+"""
+ITEMS = (
+    b'[{"id": 1, "name": "Anvil", "text": "A forged steel anvil for heavy work."},'
+    b' {"id": 2, "name": "Rocket skates", "text": "Skates that reach sixty miles an hour."}]'
+)
+STATIC = (
+    b"<html><head><title>About</title><script>var analytics = 1;</script></head><body>"
+    b"<h1>About Acme</h1><p>"
+    + b"Acme has made tools for roadrunner enthusiasts since 1949. " * 5
+    + b"</p></body></html>"
+)
+
+
+def spa(site: Site) -> None:
+    site.pages["/app"] = Page(SHELL)
+    site.pages["/static/app.js"] = Page(APP_JS, content_type="application/javascript")
+    site.pages["/api/items.json"] = Page(ITEMS, content_type="application/json")
+    for n, name in ((1, "Anvil"), (2, "Rocket skates")):
+        site.pages[f"/items/{n}"] = Page(
+            f"<html><body><h1>{name}</h1><p>Details of the {name}.</p></body></html>".encode()
+        )
+    site.pages["/about"] = Page(STATIC)
+
+
+def browser_options(**browser: object) -> CrawlOptions:
+    # Loopback is where the sites live; 10.9.8.7 and the rest stay blocked.
+    base = options(allow_private_addresses=False, allow_networks=("127.0.0.1/32",))
+    return replace(base, browser=BrowserOptions(**browser))  # type: ignore[arg-type]
+
+
+def run(
+    tmp_path: Path, spec: CrawlSpec, opts: CrawlOptions
+) -> tuple[dict[str, CrawlUrl], RecordingSink]:
+    catalog = Catalog(f"sqlite:///{tmp_path / 'lore.db'}")
+    sink = RecordingSink()
+    asyncio.run(SiteCrawl("job", spec, opts, catalog, sink).run())
+    return {u.url: u for u in catalog.crawl_urls("job")}, sink
+
+
+@needs_chromium
+def test_browser_render_runs_scripts_follows_their_links_and_keeps_the_address_rules(
+    site: Site, tmp_path: Path
+) -> None:
+    spa(site)
+    spec = CrawlSpec(site.url("/app"), strategy="spider", max_pages=10, render="browser")
+    report, sink = run(tmp_path, spec, browser_options())
+    pages = {p.url: p.body.decode() for p in sink.pages}
+    app = pages[site.url("/app")]
+    assert "A forged steel anvil for heavy work." in app  # built by the script from the JSON
+    assert "internal: refused" in app  # the page's request to 10.9.8.7 was refused
+    # Links that exist only in the rendered DOM were followed.
+    assert report[site.url("/items/1")].state == "ingested"
+    assert report[site.url("/items/2")].state == "ingested"
+    assert "Details of the Anvil." in pages[site.url("/items/1")]
+    # The script's request reached the site through lore's fetcher, not Chromium's network
+    # stack (which would send its Sec-Fetch-* headers).
+    api_calls = [h for path, h in site.headers if path == "/api/items.json"]
+    assert api_calls and all("Sec-Fetch-Mode" not in h for h in api_calls)
+    assert all(h["User-Agent"].startswith("lore/") for h in api_calls)
+
+
+@needs_chromium
+def test_auto_renders_only_pages_without_content_of_their_own(site: Site, tmp_path: Path) -> None:
+    spa(site)
+    site.pages["/"] = Page(b"<html><body><a href='/app'>app</a> <a href='/about'>about</a></body>")
+    spec = CrawlSpec(site.url("/"), strategy="spider", max_pages=3, max_depth=1, render="auto")
+    report, sink = run(tmp_path, spec, browser_options())
+    pages = {p.url: p for p in sink.pages}
+    assert "Skates that reach sixty miles an hour." in pages[site.url("/app")].body.decode()
+    assert pages[site.url("/app")].content_type == "text/html; charset=utf-8"
+    # A page with text of its own is stored exactly as served (no rendering, no API calls).
+    assert pages[site.url("/about")].body == STATIC
+    assert site.requests.count("/api/items.json") == 1
+    assert report[site.url("/about")].state == "ingested"
+
+
+@needs_chromium
+def test_a_page_that_never_finishes_loading_fails_with_a_reason(site: Site, tmp_path: Path) -> None:
+    site.pages["/slow"] = Page(SHELL)
+    site.pages["/static/app.js"] = Page(b"// never in time", delay_s=3.0)
+    spec = CrawlSpec(site.url("/slow"), render="browser")
+    report, sink = run(tmp_path, spec, browser_options(timeout_s=1.0))
+    assert sink.pages == []
+    entry = report[site.url("/slow")]
+    assert entry.state == "failed" and entry.reason.startswith("render_failed")
+
+
+def test_render_without_chromium_is_refused_with_the_fix(
+    make_client: Callable[..., TestClient], site: Site, tmp_path: Path
+) -> None:
+    client = make_client(browser={"executable_path": str(tmp_path / "no-chromium")})
+    site.pages["/app"] = Page(SHELL)
+    for render in ("browser", "auto"):
+        response = client.post(
+            "/knowledge/index-link", json={"url": site.url("/app"), "render": render}
+        )
+        assert response.status_code == 503, response.text
+        body = response.json()
+        assert body["error"] == "browser_unavailable"
+        assert "apt-get install -y chromium" in body["message"]
+    assert site.requests == []
+
+
+@needs_chromium
+def test_rendered_knowledge_is_retrievable(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    spa(site)
+    client = make_client()
+    response = client.post(
+        "/knowledge/index-link", json={"url": site.url("/app"), "render": "browser"}
+    )
+    assert response.status_code == 202, response.text
+    job = wait_for_job(client, response.json()["jobId"])
+    assert job["status"] == "completed", job
+    answer = client.get(
+        "/knowledge/resolve",
+        params={"url": site.url("/app"), "query": "how fast are the rocket skates?"},
+    ).json()
+    assert "sixty miles an hour" in answer["chunks"][0]["text"]
