@@ -176,7 +176,12 @@ def prepare(
 
 
 def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:
-    return ChunkFilter(tenant_ids=(tenant_id,), document_ids=(doc_id,), include_superseded=True)
+    return ChunkFilter(
+        tenant_ids=(tenant_id,),
+        document_ids=(doc_id,),
+        include_superseded=True,
+        include_flagged=True,
+    )
 
 
 class Indexer:

@@ -62,8 +62,6 @@ def build_filter(flt: ChunkFilter) -> qe.Filter | None:
     if flt.fetched_after is not None or flt.fetched_before is not None:
         bounds = qe.RangeFloat(gte=flt.fetched_after, lt=flt.fetched_before)
         must.append(qe.FieldCondition("fetched_ts", range=bounds))
-    if not flt.include_superseded:
-        must.append(qe.FieldCondition("state", match=qe.MatchValue("current")))
     return qe.Filter(must=must) if must else None
 
 
@@ -123,9 +121,14 @@ class EdgeStore:
             with self._lock:
                 self._shard.update(qe.UpdateOperation.delete_points(list(ids)))
 
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            with self._lock:
+                self._shard.update(qe.UpdateOperation.set_payload(list(ids), payload))
+
     def delete_where(self, flt: ChunkFilter) -> None:
         qfilter = build_filter(flt)
-        if qfilter is None:
+        if qfilter is None or flt.selects_all():
             raise ValueError("refusing to delete with an empty filter")
         with self._lock:
             self._shard.update(qe.UpdateOperation.delete_points_by_filter(qfilter))

@@ -48,8 +48,6 @@ def build_filter(flt: ChunkFilter) -> models.Filter | None:
     if flt.fetched_after is not None or flt.fetched_before is not None:
         bounds = models.Range(gte=flt.fetched_after, lt=flt.fetched_before)
         must.append(models.FieldCondition(key="fetched_ts", range=bounds))
-    if not flt.include_superseded:
-        must.append(models.FieldCondition(key="state", match=models.MatchValue(value="current")))
     return models.Filter(must=must) if must else None
 
 
@@ -140,9 +138,14 @@ class QdrantStore:
             with self._lock:
                 self._client.delete(self._collection, models.PointIdsList(points=list(ids)))
 
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        if ids:
+            with self._lock:
+                self._client.set_payload(self._collection, payload, points=list(ids))
+
     def delete_where(self, flt: ChunkFilter) -> None:
         qfilter = build_filter(flt)
-        if qfilter is None:
+        if qfilter is None or flt.selects_all():
             raise ValueError("refusing to delete with an empty filter")
         with self._lock:
             self._client.delete(self._collection, models.FilterSelector(filter=qfilter))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from retrieval.types import Chunk, ChunkFilter, Hit, SearchQuery
 
@@ -16,6 +16,9 @@ class VectorStore(Protocol):
 
     def delete(self, ids: Sequence[str]) -> None:
         """Delete chunks by id; unknown ids are ignored."""
+
+    def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
+        """Set these payload keys on the chunks with these ids (supersession marks)."""
 
     def delete_where(self, flt: ChunkFilter) -> None:
         """Delete every chunk matching the filter."""

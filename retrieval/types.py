@@ -65,6 +65,7 @@ class Chunk:
     last_modified: str | None = None
     superseded_by: str | None = None
     superseded_at: str | None = None
+    flag: str | None = None  # "hidden_instructions": kept out of results unless asked for
     source: str = ""  # "upload", "link", "spa"
     vector: Sequence[float] = field(default=(), repr=False, compare=False)
 
@@ -94,7 +95,10 @@ class Chunk:
             "superseded_by": self.superseded_by,
             # An indexed keyword: a null check on an unindexed field, or a bool index, makes
             # the engine read payloads from disk (measured: 10-15 ms vs 0.5 ms at 2.5k points).
-            "state": "superseded" if self.superseded_by else "current",
+            "state": "flagged"
+            if self.flag
+            else ("superseded" if self.superseded_by else "current"),
+            "flag": self.flag,
             "superseded_at": self.superseded_at,
             "fetched_at": self.fetched_at,
             "fetched_ts": timestamp(self.fetched_at),
@@ -123,6 +127,7 @@ class Chunk:
             scope=payload.get("scope"),
             superseded_by=payload.get("superseded_by"),
             superseded_at=payload.get("superseded_at"),
+            flag=payload.get("flag"),
             fetched_at=payload.get("fetched_at", ""),
             ingested_at=payload.get("ingested_at", ""),
             last_modified=payload.get("last_modified"),
@@ -144,6 +149,19 @@ class ChunkFilter:
     fetched_after: float | None = None  # epoch seconds
     fetched_before: float | None = None
     include_superseded: bool = False
+    include_flagged: bool = False  # chunks flagged as hidden instructions to a model
+
+    def selects_all(self) -> bool:
+        """True when only chunk states are set: every document would match."""
+        narrowing = [key for key, _ in filter_terms(self) if key != "state"]
+        return not narrowing and self.fetched_after is None and self.fetched_before is None
+
+    def states(self) -> tuple[str, ...]:
+        """The chunk states this filter accepts; () for any."""
+        accepted: tuple[str, ...] = ("current",)
+        accepted += ("superseded",) if self.include_superseded else ()
+        accepted += ("flagged",) if self.include_flagged else ()
+        return () if len(accepted) == 3 else accepted
 
 
 def filter_terms(flt: ChunkFilter) -> list[tuple[str, tuple[str, ...]]]:
@@ -157,6 +175,7 @@ def filter_terms(flt: ChunkFilter) -> list[tuple[str, tuple[str, ...]]]:
         ("doc_type", flt.doc_types),
         ("phase", flt.phases),
         ("source", flt.sources),
+        ("state", flt.states()),
     )
     return [(key, values) for key, values in terms if values]
 

@@ -78,6 +78,7 @@ def corpus(embedder: Embedder) -> list[Chunk]:
                 phase="post_interaction" if n % 7 == 0 else "static",
                 trigger_action="click(#more)" if n % 7 == 0 else None,
                 superseded_by="newer" if n % 11 == 5 else None,
+                flag="hidden_instructions" if n % 13 == 3 else None,
                 vector=vector,
             )
         )
@@ -123,6 +124,8 @@ FILTERS = {
         fetched_before=(BASE_TIME + timedelta(days=20)).timestamp(),
     ),
     "history": ChunkFilter(tenant_ids=("acme",), include_superseded=True),
+    "flagged too": ChunkFilter(tenant_ids=("acme",), include_flagged=True),
+    "everything": ChunkFilter(include_superseded=True, include_flagged=True),
 }
 
 
@@ -163,7 +166,8 @@ def _matches(chunk: Chunk, flt: ChunkFilter) -> bool:
         return False
     if flt.fetched_before is not None and ts >= flt.fetched_before:
         return False
-    return flt.include_superseded or chunk.superseded_by is None
+    states = flt.states()
+    return not states or payload["state"] in states
 
 
 QUERIES = [
@@ -228,3 +232,32 @@ def test_deletes(store: VectorStore, real_embedder: Embedder) -> None:
     store.upsert([replace(chunks[0], text="changed")])
     [again] = [c for c in store.scroll(acme, 1000) if c.id == chunks[0].id]
     assert again.text == "changed"
+
+
+def test_set_payload_marks_supersession_and_filters_follow(store: VectorStore) -> None:
+    current = ChunkFilter(tenant_ids=("globex",))
+    before = store.ids_where(current)
+    target = sorted(before)[0]
+    store.set_payload(
+        [target],
+        {
+            "superseded_by": "fresh",
+            "superseded_at": "2026-11-22T00:00:00+00:00",
+            "state": "superseded",
+        },
+    )
+    assert store.ids_where(current) == before - {target}
+    history = store.scroll(ChunkFilter(tenant_ids=("globex",), include_superseded=True), 1000)
+    [marked] = [c for c in history if c.id == target]
+    assert marked.superseded_by == "fresh" and marked.text  # the rest of the payload is kept
+    store.set_payload([], {"state": "superseded"})  # nothing to do
+    assert store.ids_where(current) == before - {target}
+
+
+def test_flagged_chunks_are_left_out_unless_asked_for(store: VectorStore) -> None:
+    flagged = ChunkFilter(include_flagged=True, include_superseded=True)
+    everything = store.scroll(flagged, 1000)
+    marked = {c.id for c in everything if c.flag}
+    assert marked
+    assert not marked & store.ids_where(ChunkFilter(include_superseded=True, tenant_ids=TENANTS))
+    assert marked <= store.ids_where(ChunkFilter(include_flagged=True, tenant_ids=TENANTS))

@@ -17,6 +17,8 @@ def healthz(lore: LoreDep) -> Health:
         status="ok",
         version=version("lore"),
         embedding_model=lore.embedder.name,
-        chunks=lore.store.count(ChunkFilter(tenant_ids=(lore.tenant,), include_superseded=True)),
+        chunks=lore.store.count(
+            ChunkFilter(tenant_ids=(lore.tenant,), include_superseded=True, include_flagged=True)
+        ),
         documents=lore.catalog.count_documents(lore.tenant),
     )
