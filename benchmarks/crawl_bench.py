@@ -8,6 +8,7 @@ spider three times:
    than 2, zero re-embedded).
 
     .venv/bin/python benchmarks/crawl_bench.py [--corpus DIR] [--max-pages 1000]
+    .venv/bin/python benchmarks/crawl_bench.py --skip-full --render browser   # Chromium pass
 """
 
 from __future__ import annotations
@@ -85,12 +86,21 @@ def main() -> None:
     parser.add_argument("--max-depth", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--skip-full", action="store_true", help="only the fetch+extract pass")
+    parser.add_argument(
+        "--render", choices=("http", "browser", "auto"), default="http", help="for that pass"
+    )
     args = parser.parse_args()
     if not args.corpus.is_dir():
         raise SystemExit(f"{args.corpus} is missing: apt-get install -y python3.11-doc")
     server, base = serve(args.corpus)
     start_url = f"{base}/index.html"
-    spec = CrawlSpec(start_url, "spider", max_pages=args.max_pages, max_depth=args.max_depth)
+    spec = CrawlSpec(
+        start_url,
+        "spider",
+        max_pages=args.max_pages,
+        max_depth=args.max_depth,
+        render=args.render,
+    )
     print(f"corpus {args.corpus} served at {base}; spider from {start_url}")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,15 +112,19 @@ def main() -> None:
                 max_concurrency=args.concurrency,
                 per_host_concurrency=args.concurrency,
                 max_urls=20_000,
+                browser=lore.browser_options,
             )
             started = time.perf_counter()
             summary = asyncio.run(SiteCrawl("extract", spec, options, lore.catalog, sink).run())
             elapsed = time.perf_counter() - started
+            for failed in lore.catalog.crawl_urls("extract", states=("failed",), limit=5):
+                print(f"  failed: {failed.url}: {failed.reason[:160]}")
         finally:
             lore.close()
         pages = summary.counts["ingested"]
         print(
-            f"fetch+extract: {pages} pages, {sink.chunks} chunks in {elapsed:.1f} s: "
+            f"fetch+extract (render {args.render}): {pages} pages, {sink.chunks} chunks "
+            f"in {elapsed:.1f} s: "
             f"{pages / elapsed:.1f} pages/s ({summary.counts['skipped']} URLs skipped, "
             f"{summary.counts['failed']} failed)"
         )
