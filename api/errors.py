@@ -23,6 +23,7 @@ from ingest import (
     UnsupportedTypeError,
 )
 from retrieval import NotFoundError, StoreUnavailableError
+from spa_phases import CaptureError, SnapshotError, SnapshotTooLargeError, SpaError
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,9 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (StoreUnavailableError, 503, "store_unavailable"),
     (FetchError, 502, "fetch_failed"),
     (BrowserUnavailableError, 503, "browser_unavailable"),
+    (SnapshotTooLargeError, 413, "too_large"),
+    (SnapshotError, 422, "invalid_snapshot"),
+    (CaptureError, 502, "capture_failed"),
 ]
 
 
@@ -93,5 +97,6 @@ def install(app: FastAPI) -> None:
         StoreUnavailableError,
         FetchError,
         BrowserUnavailableError,
+        SpaError,
     ):
         app.add_exception_handler(kind, domain_error)

@@ -184,6 +184,10 @@ class ChunkView(Model):
     scope: str | None = None
     superseded_by: str | None = Field(None, description="Set on history (includeSuperseded).")
     superseded_at: str | None = None
+    flag: str | None = Field(
+        None,
+        description="'hidden_instructions': hidden text addressed to a model (includeFlagged).",
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> ChunkView:
@@ -206,6 +210,7 @@ class ChunkView(Model):
             scope=c.scope,
             superseded_by=c.superseded_by,
             superseded_at=c.superseded_at,
+            flag=c.flag,
         )
 
 
@@ -230,6 +235,11 @@ class QueryRequest(Model):
     fetched_after: datetime | None = None
     fetched_before: datetime | None = None
     include_superseded: bool = Field(False, description="Also return superseded chunks (history).")
+    include_flagged: bool = Field(
+        False,
+        description="Also return chunks flagged as hidden instructions to a model (for review; "
+        "never in resolve or agent context).",
+    )
     include_public: bool = True
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
 
@@ -254,3 +264,29 @@ class Health(Model):
     embedding_model: str
     chunks: int
     documents: int
+
+
+class SnapshotRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="The page's URL.")
+    phase: Literal["initial", "post_interaction"] = Field(
+        ..., description="'initial': the DOM at load; 'post_interaction': after triggerAction."
+    )
+    dom: str = Field(..., min_length=1, description="document.documentElement.outerHTML")
+    trigger_action: str | None = Field(
+        None, max_length=500, description="Required for post_interaction, e.g. click(#tab-2)."
+    )
+    title: str | None = Field(None, max_length=500)
+
+
+class SnapshotResponse(Model):
+    document_id: str | None = Field(
+        None, description="None when a post_interaction snapshot held nothing new."
+    )
+    phase: str
+    regions: int
+    chunks: int = Field(..., description="Chunks stored for this snapshot.")
+    embedded: int
+    known: int = Field(..., description="Chunks the page already held; not stored again.")
+    superseded: int = Field(..., description="Older chunks this snapshot superseded.")
+    flagged: int = Field(..., description="Chunks flagged as hidden instructions to a model.")
+    changed_scopes: list[str]

@@ -52,6 +52,7 @@ from retrieval import (
     VectorStore,
 )
 from retrieval.ranking import Freshness, rerank
+from spa_phases import PHASES, PhaseIngestor, Snapshot, SnapshotError, SnapshotResult
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +187,9 @@ class Lore:
             duplicate_similarity=search.duplicate_similarity,
         )
         self.tools = extraction_tools(settings)
+        self.spa = PhaseIngestor(
+            self.indexer, self.chunking, self.embedder.count_tokens, settings.spa.max_dom_bytes
+        )
         self.limits = extraction_limits(settings)
         documents = settings.documents
         self.sandbox = (
@@ -334,6 +338,29 @@ class Lore:
         if job.finished:
             return job
         return await LinkJobRunner(self, job_id, on_progress).run()
+
+    # single-page apps -------------------------------------------------------------------------
+
+    def ingest_snapshot(
+        self,
+        url: str,
+        phase: str,
+        dom: str | bytes,
+        trigger_action: str | None = None,
+        title: str | None = None,
+    ) -> SnapshotResult:
+        """Store a DOM snapshot of `url` taken at load (`initial`) or after an action."""
+        if phase not in PHASES:
+            raise SnapshotError(f"unknown phase {phase!r}; choose one of {list(PHASES)}")
+        snapshot = Snapshot(
+            tenant_id=self.tenant,
+            url=canonicalize(url),
+            phase=phase,
+            dom=dom,
+            trigger_action=trigger_action,
+            title=title,
+        )
+        return self.spa.ingest(snapshot)
 
     # retrieval --------------------------------------------------------------------------------
 

@@ -100,6 +100,12 @@ class BrowserSettings(BaseModel):
     )
 
 
+class SpaSettings(BaseModel):
+    max_dom_bytes: int = Field(
+        5 * 1024 * 1024, gt=0, description="Largest DOM snapshot accepted (413 above)."
+    )
+
+
 class DocumentSettings(BaseModel):
     isolate: bool = Field(
         True,
@@ -194,6 +200,7 @@ class Settings(BaseSettings):
     fetch: FetchSettings = FetchSettings()
     crawl: CrawlSettings = CrawlSettings()
     browser: BrowserSettings = BrowserSettings()
+    spa: SpaSettings = SpaSettings()
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()

@@ -236,6 +236,7 @@ async def query(body: QueryRequest, lore: LoreDep) -> QueryResponse:
         fetched_after=body.fetched_after.timestamp() if body.fetched_after else None,
         fetched_before=body.fetched_before.timestamp() if body.fetched_before else None,
         include_superseded=body.include_superseded,
+        include_flagged=body.include_flagged,
     )
     hits = await anyio.to_thread.run_sync(
         lambda: lore.query(

@@ -1,0 +1,197 @@
+"""A DOM snapshot into scoped regions of Markdown.
+
+The snapshot is parsed defensively (size limit, no network, no entities, comments and processing
+instructions dropped). Scripts, styles, templates and `aria-hidden="true"` subtrees are dropped;
+content hidden with `display:none`, `hidden` or a collapsed panel is kept, since a single-page
+app reveals it later. The page is cut into regions at containers a person would name (elements
+with a stable id or test id, tab panels, dialogs, sections, articles, `details`): each region is
+the text of its container outside nested containers, with a stable CSS selector as its `scope`,
+so the same container in a later snapshot has the same scope.
+
+Hidden text that reads like instructions to a model (the hidden-CSS prompt-injection pattern) is
+cut out into its own region and flagged; visible text is never flagged."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import lxml.etree
+import lxml.html
+from markdownify import markdownify
+
+from spa_phases.errors import SnapshotError, SnapshotTooLargeError
+
+DROPPED_TAGS = ("script", "style", "template", "noscript", "svg", "canvas", "iframe", "object")
+CONTAINER_TAGS = frozenset({"section", "article", "details", "dialog", "form", "main", "aside"})
+CONTROL_TAGS = frozenset(
+    {"a", "button", "input", "select", "option", "textarea", "label", "summary", "img"}
+)
+CONTAINER_ROLES = frozenset({"tabpanel", "dialog", "alertdialog", "region", "status", "alert"})
+# Marked by lore's in-browser capture on elements whose computed style hides them.
+HIDDEN_MARK = "data-lore-hidden"
+_STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
+_GENERATED_ID = re.compile(r"\d{4,}|^(ember|react|radix|headlessui|mui|rc|ng)[-_]?\d", re.I)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(\.0*)?\s*(;|$)"
+    r"|font-size\s*:\s*0|color\s*:\s*transparent|clip\s*:\s*rect\(\s*0"
+    r"|(left|top|text-indent)\s*:\s*-\d{3,}",
+    re.I,
+)
+_INSTRUCTIONS = [
+    re.compile(p, re.I)
+    for p in (
+        r"\b(ignore|disregard|forget|override)\b.{0,30}\b(previous|prior|above|earlier|all|your)"
+        r"\b.{0,20}\b(instructions?|prompts?|rules|messages|guidelines)",
+        r"\b(ai|llm|language model|assistant|agent|chatbot|gpt)s?\b.{0,60}\b(must|should|"
+        r"are instructed|is instructed|need to|have to|will now)\b",
+        r"\byou are (now )?(an? )?(ai|assistant|language model|llm|agent|chatgpt)\b",
+        r"\b(system prompt|system message|new instructions?|hidden instructions?)\b",
+        r"\bdo not (tell|inform|reveal|mention|show)\b.{0,40}\b(user|human|person|customer)",
+        r"\b(instead|immediately),? (click|navigate|go to|send|transfer|submit|type|enter|"
+        r"reveal|output|respond|reply|print)\b",
+    )
+]
+
+
+@dataclass(frozen=True)
+class Region:
+    scope: str  # a stable CSS selector of the container
+    heading_path: tuple[str, ...]  # headings before the container, outermost first
+    markdown: str
+    hidden: bool  # invisible to a person when the snapshot was taken
+    injection: bool  # hidden and reads like instructions to a model
+
+
+def reads_like_instructions(text: str) -> bool:
+    return any(p.search(text) for p in _INSTRUCTIONS)
+
+
+def parse(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> lxml.html.HtmlElement:
+    raw = dom.encode("utf-8") if isinstance(dom, str) else dom
+    if len(raw) > max_bytes:
+        raise SnapshotTooLargeError(f"the DOM is {len(raw)} bytes; the limit is {max_bytes}")
+    if not raw.strip():
+        raise SnapshotError("the DOM is empty")
+    parser = lxml.html.HTMLParser(
+        remove_comments=True, remove_pis=True, no_network=True, huge_tree=False, encoding="utf-8"
+    )
+    try:
+        root = lxml.html.document_fromstring(raw, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise SnapshotError(f"the DOM could not be parsed: {exc}") from exc
+    for element in root.xpath(
+        "|".join(f"//{t}" for t in DROPPED_TAGS) + '|//*[@aria-hidden="true"]'
+    ):
+        if element.getparent() is not None:
+            element.drop_tree()
+    for control in root.iter(*CONTROL_TAGS):  # "Overview" "Settings", not "OverviewSettings"
+        control.tail = " " + (control.tail or "")
+    return root
+
+
+def self_hidden(element: lxml.html.HtmlElement) -> bool:
+    return (
+        element.get("hidden") is not None
+        or element.get(HIDDEN_MARK) is not None
+        or bool(_HIDDEN_STYLE.search(element.get("style") or ""))
+    )
+
+
+def stable_id(element: lxml.html.HtmlElement) -> str | None:
+    value: str | None = element.get("id")
+    if value and _STABLE_ID.match(value) and not _GENERATED_ID.search(value):
+        return value
+    return None
+
+
+def selector(element: lxml.html.HtmlElement) -> str:
+    """A CSS selector for `element`: from its nearest ancestor with a stable id or test id."""
+    parts: list[str] = []
+    current: lxml.html.HtmlElement | None = element
+    while current is not None and current.tag not in ("html", "body"):
+        if ident := stable_id(current):
+            parts.append(f"#{ident}")
+            break
+        if (test_id := current.get("data-testid")) and '"' not in test_id:
+            parts.append(f'[data-testid="{test_id}"]')
+            break
+        parent = current.getparent()
+        tag = str(current.tag)
+        if parent is not None:
+            same = [c for c in parent if c.tag == current.tag]
+            if len(same) > 1:
+                tag += f":nth-of-type({same.index(current) + 1})"
+        parts.append(tag)
+        current = parent
+    return " > ".join(reversed(parts)) or "body"
+
+
+def _is_container(element: lxml.html.HtmlElement) -> bool:
+    if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
+        return True
+    if element.tag in CONTROL_TAGS or element.get("role") in ("tab", "button", "link", "option"):
+        return False  # a control's label belongs to the text around it
+    return stable_id(element) is not None or bool(element.get("data-testid"))
+
+
+def _markdown(element: lxml.html.HtmlElement) -> str:
+    html = lxml.html.tostring(element, encoding="unicode")
+    text = markdownify(html, heading_style="ATX", strip=["img", "a", "button"])
+    lines = [line.rstrip() for line in text.splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
+    """The snapshot's regions in document order (empty ones left out)."""
+    root = parse(dom, max_bytes)
+    body = root.find("body")
+    if body is None:
+        body = root
+    elements = [e for e in body.iter() if isinstance(e.tag, str)]
+    hidden: set[lxml.html.HtmlElement] = set()
+    injected: set[lxml.html.HtmlElement] = set()
+    for element in elements:  # parents come before their children
+        if self_hidden(element) or element.getparent() in hidden:
+            hidden.add(element)
+            if self_hidden(element) and reads_like_instructions(element.text_content()):
+                injected.add(element)
+    # Where each region starts: its scope and the headings above it, read before any is cut.
+    # A heading inside a container leads only what follows it in that container; hidden ones
+    # count too, so a panel's context is the same whether it was open or not.
+    starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
+    outline: list[tuple[int, str]] = []
+    entered: list[tuple[lxml.html.HtmlElement, list[tuple[int, str]]]] = []
+    for element in elements[1:]:
+        while entered and entered[-1][0] not in element.iterancestors():
+            outline = entered.pop()[1]
+        if _is_container(element) or element in injected:
+            starts.append((element, selector(element), tuple(t for _, t in outline)))
+            entered.append((element, list(outline)))
+        if element.tag in _HEADINGS:
+            level = int(element.tag[1])
+            outline = [(lv, t) for lv, t in outline if lv < level]
+            if title := " ".join(element.text_content().split()):
+                outline.append((level, title))
+    # Innermost first: a container's Markdown is taken, then it is cut out of its parent.
+    found: list[Region] = []
+    for element, scope, headings in reversed(starts):
+        text = _markdown(element)
+        inside_injection = any(a in injected for a in element.iterancestors())
+        if element is not body:
+            element.drop_tree()  # keeps the text after it (its tail) in the parent
+        if text:
+            found.append(
+                Region(
+                    scope=scope,
+                    heading_path=headings,
+                    markdown=text,
+                    hidden=element in hidden,
+                    injection=element in injected or inside_injection,
+                )
+            )
+    found.reverse()
+    return found

@@ -1,0 +1,252 @@
+"""Two-phase ingestion of single-page-app snapshots, and supersession.
+
+- `initial`: the DOM at load. Its regions become the page's document (a later initial snapshot
+  replaces it: new chunks written before stale ones are deleted).
+- `post_interaction`: the DOM after an action. Only chunks the URL does not already hold are
+  stored, in one document per trigger action, tagged with the action and their region's scope.
+
+Either way, a stored chunk of the same URL whose scope the new snapshot covers with different
+content is marked `superseded_by` (the new chunk of that scope) and `superseded_at`: it stays for
+history, and retrieval leaves it out unless asked. A region absent from the new snapshot (a tab
+panel unmounted, say) supersedes nothing: absence is not a different answer."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Literal
+from urllib.parse import urlsplit
+
+from ingest import ChunkingOptions, Indexer, PreparedDocument, chunk_markdown
+from retrieval import (
+    Chunk,
+    ChunkFilter,
+    Document,
+    NotFoundError,
+    chunk_id,
+    content_hash,
+    document_id,
+    utcnow,
+)
+from spa_phases.dom import Region, regions
+from spa_phases.errors import SnapshotError
+
+Phase = Literal["initial", "post_interaction"]
+PHASES: tuple[Phase, ...] = ("initial", "post_interaction")
+HIDDEN_INSTRUCTIONS = "hidden_instructions"
+MAX_TRIGGER = 500
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    tenant_id: str
+    url: str  # canonical URL of the page
+    phase: Phase
+    dom: str | bytes
+    trigger_action: str | None = None  # required for post_interaction, e.g. click(#tab-2)
+    title: str | None = None
+    captured_at: datetime | None = None
+    source: str = "spa"  # how it arrived: extension snapshot or server-side capture
+    source_id: str = "snapshot"
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    document_id: str | None  # None when a post_interaction snapshot held nothing new
+    phase: Phase
+    regions: int
+    chunks: int  # chunks this snapshot's document holds
+    embedded: int
+    known: int  # post_interaction: chunks the URL already held, not stored again
+    superseded: int
+    flagged: int
+    changed_scopes: tuple[str, ...]  # scopes that got new content
+
+
+def snapshot_document_id(tenant_id: str, url: str, phase: Phase, trigger: str | None) -> str:
+    if phase == "initial":
+        return document_id(tenant_id, url)
+    return document_id(tenant_id, f"{url}#lore-after:{trigger}")
+
+
+class PhaseIngestor:
+    """Stores snapshots for one vector store and catalog (through the ingest `Indexer`)."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        chunking: ChunkingOptions,
+        count_tokens: Callable[[str], int],
+        max_dom_bytes: int = 5 * 1024 * 1024,
+    ) -> None:
+        self._indexer = indexer
+        self._chunking = chunking
+        self._count_tokens = count_tokens
+        self._max_dom_bytes = max_dom_bytes
+        self._lock = threading.Lock()  # one snapshot of a URL at a time: read, compare, write
+
+    def ingest(self, snapshot: Snapshot) -> SnapshotResult:
+        with self._lock:
+            return self._ingest(snapshot)
+
+    def _ingest(self, snapshot: Snapshot) -> SnapshotResult:
+        if snapshot.phase not in PHASES:
+            raise SnapshotError(f"unknown phase {snapshot.phase!r}; choose one of {list(PHASES)}")
+        trigger = (snapshot.trigger_action or "").strip() or None
+        if snapshot.phase == "post_interaction" and trigger is None:
+            raise SnapshotError("a post_interaction snapshot needs its triggerAction")
+        if trigger is not None and len(trigger) > MAX_TRIGGER:
+            raise SnapshotError(f"triggerAction is longer than {MAX_TRIGGER} characters")
+        if snapshot.phase == "initial":
+            trigger = None
+        found = regions(snapshot.dom, self._max_dom_bytes)
+        doc_id = snapshot_document_id(snapshot.tenant_id, snapshot.url, snapshot.phase, trigger)
+        chunks = self._chunks(snapshot, trigger, doc_id, found)
+        store = self._indexer.store
+        stored = store.scroll(
+            ChunkFilter(
+                tenant_ids=(snapshot.tenant_id,),
+                urls=(snapshot.url,),
+                include_superseded=True,
+                include_flagged=True,
+            ),
+            100_000,
+        )
+        others = [c for c in stored if c.document_id != doc_id and c.superseded_by is None]
+        known = {c.content_hash for c in others}
+        keep = chunks
+        if snapshot.phase == "post_interaction":
+            keep = [c for c in chunks if c.content_hash not in known]
+        embedded = 0
+        if keep:
+            result = self._indexer.index(self._prepared(snapshot, doc_id, keep))
+            embedded = result.embedded
+            # What this snapshot shows again is current again, even if it was superseded.
+            kept = {c.id for c in keep}
+            revived = [c.id for c in stored if c.superseded_by and c.id in kept]
+            store.set_payload(
+                revived, {"superseded_by": None, "superseded_at": None, "state": "current"}
+            )
+        elif self._exists(snapshot.tenant_id, doc_id):
+            self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
+        superseded = self._supersede(others, chunks, keep)
+        return SnapshotResult(
+            document_id=doc_id if keep else None,
+            phase=snapshot.phase,
+            regions=len(found),
+            chunks=len(keep),
+            embedded=embedded,
+            known=len(chunks) - len(keep),
+            superseded=superseded,
+            flagged=sum(1 for c in keep if c.flag),
+            changed_scopes=tuple(dict.fromkeys(c.scope or "" for c in keep)),
+        )
+
+    def _exists(self, tenant_id: str, doc_id: str) -> bool:
+        try:
+            self._indexer.catalog.get_document(tenant_id, doc_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def _chunks(
+        self, snapshot: Snapshot, trigger: str | None, doc_id: str, found: list[Region]
+    ) -> list[Chunk]:
+        captured = (snapshot.captured_at or utcnow()).isoformat()
+        now = utcnow().isoformat()
+        domain = urlsplit(snapshot.url).hostname or ""
+        title = snapshot.title or _title(found) or snapshot.url
+        seen: dict[str, int] = {}
+        chunks: list[Chunk] = []
+        options = self._chunking
+        for region in found:
+            pieces = chunk_markdown(
+                region.markdown, options.max_tokens, options.overlap_tokens, self._count_tokens
+            )
+            for piece in pieces:
+                path = region.heading_path + piece.heading_path
+                digest = content_hash("\x1f".join((*path, piece.text)))
+                occurrence = seen.get(digest, 0)
+                seen[digest] = occurrence + 1
+                chunks.append(
+                    Chunk(
+                        id=chunk_id(
+                            snapshot.tenant_id, doc_id, snapshot.phase, trigger, digest, occurrence
+                        ),
+                        tenant_id=snapshot.tenant_id,
+                        source=snapshot.source,
+                        source_id=snapshot.source_id,
+                        document_id=doc_id,
+                        url=snapshot.url,
+                        domain=domain,
+                        title=title,
+                        heading_path=path,
+                        text=piece.text,
+                        content_hash=digest,
+                        doc_type="html",
+                        position=len(chunks),
+                        fetched_at=captured,
+                        ingested_at=now,
+                        phase=snapshot.phase,
+                        trigger_action=trigger,
+                        scope=region.scope,
+                        flag=HIDDEN_INSTRUCTIONS if region.injection else None,
+                    )
+                )
+        if not chunks:
+            raise SnapshotError(f"the snapshot of {snapshot.url} holds no text")
+        return chunks
+
+    def _prepared(self, snapshot: Snapshot, doc_id: str, chunks: list[Chunk]) -> PreparedDocument:
+        now = datetime.now(UTC)
+        dom = snapshot.dom.encode("utf-8") if isinstance(snapshot.dom, str) else snapshot.dom
+        positioned = [replace(c, position=n) for n, c in enumerate(chunks)]
+        return PreparedDocument(
+            Document(
+                id=doc_id,
+                tenant_id=snapshot.tenant_id,
+                url=snapshot.url,
+                title=chunks[0].title,
+                doc_type="html",
+                source=snapshot.source,
+                content_hash=content_hash("\n".join(c.content_hash for c in chunks)),
+                size_bytes=len(dom),
+                chunk_count=len(chunks),
+                created_at=now,
+                updated_at=now,
+                extractor=f"spa:{snapshot.phase}",
+                warnings=(),
+            ),
+            positioned,
+        )
+
+    def _supersede(self, others: list[Chunk], chunks: list[Chunk], keep: list[Chunk]) -> int:
+        """Mark older chunks of a scope this snapshot shows with different content."""
+        shown: dict[str, set[str]] = defaultdict(set)
+        for chunk in chunks:
+            shown[chunk.scope or ""].add(chunk.content_hash)
+        newest: dict[str, str] = {}
+        for chunk in keep:
+            newest.setdefault(chunk.scope or "", chunk.id)
+        stale: dict[str, list[str]] = defaultdict(list)
+        for old in others:
+            scope = old.scope or ""
+            if scope in newest and old.content_hash not in shown[scope] and old.flag is None:
+                stale[newest[scope]].append(old.id)
+        at = utcnow().isoformat()
+        for by, ids in stale.items():
+            self._indexer.store.set_payload(
+                ids, {"superseded_by": by, "superseded_at": at, "state": "superseded"}
+            )
+        return sum(len(ids) for ids in stale.values())
+
+
+def _title(found: list[Region]) -> str | None:
+    for region in found:
+        for line in region.markdown.splitlines():
+            if line.startswith("#"):
+                return line.lstrip("#").strip() or None
+    return None
