@@ -11,11 +11,16 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from crawl.errors import CrawlError, FetchError
 from crawl.fetch import Fetcher
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page, Route
 
 log = logging.getLogger(__name__)
 
@@ -118,23 +123,31 @@ class Renderer:
                 await self._playwright.stop()
         self._browser = self._playwright = None
 
-    async def render(self, url: str, html: bytes, content_type: str | None = None) -> bytes:
-        """The DOM after `html`, served at `url`, ran its scripts and its requests settled."""
+    @asynccontextmanager
+    async def page(
+        self,
+        html: bytes | None = None,
+        content_type: str | None = None,
+        init_script: str | None = None,
+    ) -> AsyncIterator[Page]:
+        """A page in a fresh browser context whose every request lore's fetcher answers; with
+        `html`, the first document the page navigates to is that body instead."""
         browser = await self._started()
         async with self._slots:
             context = await browser.new_context(
                 user_agent=self._fetcher.options.user_agent,
                 service_workers="block",
-                java_script_enabled=True,
+                viewport={"width": 1280, "height": 900},
             )
             try:
+                if init_script:
+                    await context.add_init_script(init_script)
                 page = await context.new_page()
-                served = False
+                served = html is None
 
-                async def route(route: Any) -> None:
+                async def route(route: Route) -> None:
                     nonlocal served
-                    request = route.request
-                    if not served and request.frame == page.main_frame:
+                    if not served and route.request.frame == page.main_frame:
                         served = True
                         await route.fulfill(
                             status=200,
@@ -146,17 +159,26 @@ class Renderer:
 
                 await context.route("**/*", route)
                 await context.route_web_socket("**/*", lambda ws: ws.close())
-                timeout_ms = self._options.timeout_s * 1000
-                try:
-                    await page.goto(url, wait_until="load", timeout=timeout_ms)
-                except Exception as exc:
-                    raise FetchError(url, "render_failed", f"{url} did not render: {exc}") from exc
-                with contextlib.suppress(Exception):  # a page that keeps polling still renders
-                    await page.wait_for_load_state("networkidle", timeout=timeout_ms)
-                content: str = await page.content()
+                yield page
             finally:
                 with contextlib.suppress(Exception):
                     await context.close()
+
+    async def goto(self, page: Page, url: str) -> None:
+        """Load `url` and wait for its requests to end (at most the timeout again)."""
+        timeout_ms = self._options.timeout_s * 1000
+        try:
+            await page.goto(url, wait_until="load", timeout=timeout_ms)
+        except Exception as exc:
+            raise FetchError(url, "render_failed", f"{url} did not render: {exc}") from exc
+        with contextlib.suppress(Exception):  # a page that keeps polling still renders
+            await page.wait_for_load_state("networkidle", timeout=timeout_ms)
+
+    async def render(self, url: str, html: bytes, content_type: str | None = None) -> bytes:
+        """The DOM after `html`, served at `url`, ran its scripts and its requests settled."""
+        async with self.page(html, content_type) as page:
+            await self.goto(page, url)
+            content = await page.content()
         rendered = content.encode("utf-8")
         if len(rendered) > self._fetcher.options.max_bytes:
             raise FetchError(
@@ -167,7 +189,7 @@ class Renderer:
             )
         return rendered
 
-    async def _serve(self, route: Any) -> None:
+    async def _serve(self, route: Route) -> None:
         request = route.request
         if request.resource_type in SKIPPED_RESOURCES:
             await route.abort("blockedbyclient")
@@ -180,6 +202,11 @@ class Renderer:
         except FetchError as exc:
             log.info("rendering: %s refused: %s", request.url, exc)
             await route.abort("blockedbyclient" if exc.reason == "blocked_address" else "failed")
+            return
+        if request.is_navigation_request() and answer.url != request.url:
+            # Let the browser follow the redirect, so the page's address (and the base of its
+            # relative links) is where it ended.
+            await route.fulfill(status=302, headers={"location": answer.url})
             return
         await route.fulfill(
             status=answer.status,
