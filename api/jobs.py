@@ -34,7 +34,7 @@ class JobWorker:
         while True:
             job_id = await self._queue.get()
             try:
-                await self._lore.run_link_job(job_id)
+                await self._lore.run_job(job_id)
             except Exception:
                 log.exception("job %s could not be run", job_id)
             finally:

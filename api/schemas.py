@@ -290,3 +290,27 @@ class SnapshotResponse(Model):
     superseded: int = Field(..., description="Older chunks this snapshot superseded.")
     flagged: int = Field(..., description="Chunks flagged as hidden instructions to a model.")
     changed_scopes: list[str]
+
+
+class CaptureRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="The app's URL.")
+    explore: bool = Field(
+        True, description="Find and perform the interactions that reveal content."
+    )
+    max_actions: int = Field(20, ge=1, description="Explorer step budget.")
+    run_recipe: bool = Field(
+        True, description="On a list-detail page, open every item (the recipe) after exploring."
+    )
+
+
+class SiteModelView(Model):
+    url: str
+    domain: str
+    updated_at: datetime
+    model: dict[str, object] = Field(
+        ..., description="Page type, key elements, behaviours, bindings, recipe, last capture."
+    )
+
+
+class SiteModelList(Model):
+    models: list[SiteModelView]

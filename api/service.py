@@ -362,6 +362,37 @@ class Lore:
         )
         return self.spa.ingest(snapshot)
 
+    def submit_capture(
+        self, url: str, explore: bool = True, max_actions: int = 20, run_recipe: bool = True
+    ) -> Job:
+        """Validate and queue a server-side capture of a single-page app."""
+        spa = self.settings.spa
+        canonical = canonicalize(url)
+        if not 1 <= max_actions <= spa.max_actions:
+            raise ValueError(f"maxActions must be between 1 and {spa.max_actions}")
+        if spa.policy == "llm" and not spa.llm_base_url:
+            raise ValueError("LORE_SPA__POLICY=llm needs LORE_SPA__LLM_BASE_URL")
+        if problem := browser_missing(self.browser_options):
+            raise BrowserUnavailableError(f"capture: {problem}")
+        request = {
+            "url": canonical,
+            "explore": explore,
+            "maxActions": max_actions,
+            "runRecipe": run_recipe,
+        }
+        return self.catalog.create_job(self.tenant, "spa-capture", request)
+
+    async def run_job(self, job_id: str, on_progress: Callable[[Job], None] | None = None) -> Job:
+        """Run (or resume) a queued job of any kind to its end."""
+        job = self.catalog.get_job(job_id)
+        if job.finished:
+            return job
+        if job.kind == "spa-capture":
+            from api.capturing import CaptureJobRunner  # noqa: PLC0415
+
+            return await CaptureJobRunner(self, job_id, on_progress).run()
+        return await self.run_link_job(job_id, on_progress)
+
     # retrieval --------------------------------------------------------------------------------
 
     def search(self, text: str, flt: ChunkFilter, k: int, mode: SearchMode = "hybrid") -> list[Hit]:

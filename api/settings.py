@@ -104,6 +104,16 @@ class SpaSettings(BaseModel):
     max_dom_bytes: int = Field(
         5 * 1024 * 1024, gt=0, description="Largest DOM snapshot accepted (413 above)."
     )
+    max_actions: int = Field(200, ge=1, description="Ceiling of a capture's maxActions.")
+    capture_seconds: float = Field(300.0, gt=0, description="Exploring time per capture.")
+    policy: Literal["deterministic", "llm"] = Field(
+        "deterministic", description="Who picks the explorer's next action."
+    )
+    llm_base_url: str | None = Field(
+        None, description="OpenAI-compatible endpoint for policy 'llm', e.g. http://host/v1."
+    )
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = None
 
 
 class DocumentSettings(BaseModel):

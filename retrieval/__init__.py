@@ -2,7 +2,7 @@
 relational catalog of documents and jobs, and deterministic ids. The bottom layer: imports no
 other lore package."""
 
-from retrieval.catalog import URL_STATES, Catalog, CrawlUrl, Document, Job, utcnow
+from retrieval.catalog import URL_STATES, Catalog, CrawlUrl, Document, Job, SiteModel, utcnow
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
@@ -36,6 +36,7 @@ __all__ = [
     "RetrievalError",
     "SearchMode",
     "SearchQuery",
+    "SiteModel",
     "StoreUnavailableError",
     "VectorStore",
     "bytes_hash",

@@ -79,6 +79,18 @@ class _CrawlUrlRow(_Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class _SiteModelRow(_Base):
+    """What the SPA explorer learned about a page: key elements, behaviours, a recipe."""
+
+    __tablename__ = "lore_site_models"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # sha256(tenant, url)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    domain: Mapped[str] = mapped_column(String(255), index=True)
+    url: Mapped[str] = mapped_column(Text)
+    model: Mapped[dict[str, Any]] = mapped_column(JSON)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class _JobRow(_Base):
     __tablename__ = "lore_jobs"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -131,6 +143,14 @@ class CrawlUrl:
     document_id: str | None = None
     chunks: int = 0
     updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SiteModel:
+    url: str
+    domain: str
+    model: dict[str, Any]
+    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -265,6 +285,27 @@ class Catalog:
             if row is None or row.tenant_id != tenant_id:
                 raise NotFoundError(f"no document {doc_id}")
             return tuple(row.links or ())
+
+    def put_site_model(self, tenant_id: str, url: str, domain: str, model: dict[str, Any]) -> None:
+        key = hashlib.sha256(f"{tenant_id}\x1f{url}".encode()).hexdigest()
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_SiteModelRow, key)
+            if row is None:
+                row = _SiteModelRow(id=key, tenant_id=tenant_id, domain=domain.lower(), url=url)
+                session.add(row)
+            row.model = model
+            row.updated_at = utcnow()
+
+    def site_models(self, tenant_id: str, domain: str, limit: int = 20) -> list[SiteModel]:
+        """What was learned about pages of `domain`, most recent first."""
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_SiteModelRow)
+                .where(_SiteModelRow.tenant_id == tenant_id, _SiteModelRow.domain == domain.lower())
+                .order_by(_SiteModelRow.updated_at.desc())
+                .limit(limit)
+            )
+            return [SiteModel(r.url, r.domain, dict(r.model), r.updated_at) for r in rows]
 
     def get_document(self, tenant_id: str, doc_id: str) -> Document:
         with Session(self._engine) as session:

@@ -2,8 +2,19 @@
 action), supersession of stale content, hidden-instruction flagging, and the explorer that finds
 the interactions which reveal content. Sits above `crawl` and `ingest`."""
 
+from spa_phases.capture import Capture, CaptureReport, CaptureSpec
 from spa_phases.dom import Region, reads_like_instructions, regions
 from spa_phases.errors import CaptureError, SnapshotError, SnapshotTooLargeError, SpaError
+from spa_phases.explorer import (
+    Candidate,
+    DeterministicPolicy,
+    ExploreOptions,
+    Explorer,
+    PageUnderstanding,
+    Policy,
+    Step,
+)
+from spa_phases.llm import LlmPolicy
 from spa_phases.phases import (
     HIDDEN_INSTRUCTIONS,
     PHASES,
@@ -13,20 +24,34 @@ from spa_phases.phases import (
     SnapshotResult,
     snapshot_document_id,
 )
+from spa_phases.recipes import RecipeReport, run_recipe
 
 __all__ = [
     "HIDDEN_INSTRUCTIONS",
     "PHASES",
+    "Candidate",
+    "Capture",
     "CaptureError",
+    "CaptureReport",
+    "CaptureSpec",
+    "DeterministicPolicy",
+    "ExploreOptions",
+    "Explorer",
+    "LlmPolicy",
+    "PageUnderstanding",
     "Phase",
     "PhaseIngestor",
+    "Policy",
+    "RecipeReport",
     "Region",
     "Snapshot",
     "SnapshotError",
     "SnapshotResult",
     "SnapshotTooLargeError",
     "SpaError",
+    "Step",
     "reads_like_instructions",
     "regions",
+    "run_recipe",
     "snapshot_document_id",
 ]

@@ -8,7 +8,8 @@
 Either way, a stored chunk of the same URL whose scope the new snapshot covers with different
 content is marked `superseded_by` (the new chunk of that scope) and `superseded_at`: it stays for
 history, and retrieval leaves it out unless asked. A region absent from the new snapshot (a tab
-panel unmounted, say) supersedes nothing: absence is not a different answer."""
+panel unmounted, say) supersedes nothing: absence is not a different answer; nor does a snapshot
+taken after switching views (`supersede=False`: a tab showing another panel in the same place)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,12 @@ class Snapshot:
     captured_at: datetime | None = None
     source: str = "spa"  # how it arrived: extension snapshot or server-side capture
     source_id: str = "snapshot"
+    # Scopes become "<prefix> >> <selector>": one details panel shown for many list items
+    # holds each item's details under its own scope, so no item supersedes another.
+    scope_prefix: str | None = None
+    # False for an action that switches between views (a tab, a list item, a page of results):
+    # the other views' content is still true, only not shown, so nothing is superseded.
+    supersede: bool = True
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ class PhaseIngestor:
             )
         elif self._exists(snapshot.tenant_id, doc_id):
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
-        superseded = self._supersede(others, chunks, keep)
+        superseded = self._supersede(others, chunks, keep) if snapshot.supersede else 0
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
@@ -192,7 +199,9 @@ class PhaseIngestor:
                         ingested_at=now,
                         phase=snapshot.phase,
                         trigger_action=trigger,
-                        scope=region.scope,
+                        scope=f"{snapshot.scope_prefix} >> {region.scope}"
+                        if snapshot.scope_prefix
+                        else region.scope,
                         flag=HIDDEN_INSTRUCTIONS if region.injection else None,
                     )
                 )

@@ -5,9 +5,16 @@ from __future__ import annotations
 import anyio.to_thread
 from fastapi import APIRouter, status
 
-from api.deps import LoreDep
+from api.deps import LoreDep, WorkerDep
 from api.errors import ApiError
-from api.schemas import SnapshotRequest, SnapshotResponse
+from api.schemas import (
+    CaptureRequest,
+    JobAccepted,
+    SiteModelList,
+    SiteModelView,
+    SnapshotRequest,
+    SnapshotResponse,
+)
 
 router = APIRouter(prefix="/knowledge/spa", tags=["spa"])
 
@@ -34,4 +41,28 @@ async def snapshot(body: SnapshotRequest, lore: LoreDep) -> SnapshotResponse:
         superseded=result.superseded,
         flagged=result.flagged,
         changed_scopes=list(result.changed_scopes),
+    )
+
+
+@router.post("/capture", status_code=status.HTTP_202_ACCEPTED, response_model=JobAccepted)
+def capture(body: CaptureRequest, lore: LoreDep, worker: WorkerDep) -> JobAccepted:
+    """Queue a server-side capture in headless Chromium: the initial phase, then (with
+    `explore`) each interaction that reveals content; poll `GET /knowledge/jobs/{jobId}`."""
+    try:
+        job = lore.submit_capture(body.url, body.explore, body.max_actions, body.run_recipe)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    worker.submit(job.id)
+    return JobAccepted(job_id=job.id, status=job.status)
+
+
+@router.get("/models", response_model=SiteModelList)
+def site_models(domain: str, lore: LoreDep) -> SiteModelList:
+    """What captures learned about this domain's pages, newest first."""
+    models = lore.catalog.site_models(lore.tenant, domain)
+    return SiteModelList(
+        models=[
+            SiteModelView(url=m.url, domain=m.domain, updated_at=m.updated_at, model=m.model)
+            for m in models
+        ]
     )

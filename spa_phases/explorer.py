@@ -1,0 +1,545 @@
+"""The explorer: find the interactions that reveal a single-page app's hidden knowledge.
+
+Each step scans the page's actionable elements (stable selectors, a pattern per element: tab,
+details, expander, dropdown, list item, load more, pagination, cookie banner), lets a policy
+choose one, acts, waits for the page to settle (network idle, DOM quiet, at least 0.5 s, at most
+5 s), measures what changed on element signatures, and hands a changed DOM to the caller as a
+`post_interaction` snapshot. Circuit breakers stop loops: an action repeated under new selectors,
+a page that keeps returning to the same state, a streak of steps that changed nothing, scrolling
+that loads nothing; a step budget and a time budget bound the rest. What was learned (page type,
+key elements, behaviours seen and confirmed) comes back as a `PageUnderstanding`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import re
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import urldefrag
+
+from spa_phases.page_scripts import (
+    CHANGED_REGION,
+    MARK_HIDDEN,
+    QUIET_FOR_MS,
+    RESET_CHANGES,
+    SCAN,
+    SIGNATURES,
+)
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page, Request
+
+log = logging.getLogger(__name__)
+
+Effect = Literal["revealed", "replaced", "opened_dialog", "navigated", "no_change", "failed"]
+# Deterministic priority: what most often hides knowledge first; plain buttons last.
+PRIORITY = {
+    "cookie_dismiss": 0,
+    "tab": 1,
+    "details": 2,
+    "expander": 3,
+    "dropdown": 4,
+    "list_item": 5,
+    "load_more": 6,
+    "pagination": 7,
+    "button": 8,
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    selector: str
+    tag: str
+    role: str
+    label: str
+    pattern: str
+    visible: bool
+    disabled: bool
+    destructive: bool
+    href: str = ""
+    list: str = ""  # list_item: the list's selector
+    item: str = ""  # list_item: the item's selector
+    siblings: int = 0
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What makes two actions 'the same' even when the element was re-rendered."""
+        return (self.tag, self.pattern, re.sub(r"\d+", "#", self.label.lower()))
+
+    @property
+    def action(self) -> str:
+        return f"click({self.selector})"
+
+
+@dataclass(frozen=True)
+class ScanSummary:
+    total: int  # actionable elements in the DOM
+    shown: int  # of them visible
+    by_type: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Scan:
+    summary: ScanSummary
+    candidates: list[Candidate]
+    search_inputs: list[str]
+
+
+@dataclass
+class Step:
+    n: int
+    action: str
+    label: str
+    pattern: str
+    effect: Effect
+    similarity: float  # of the visible element signatures before and after
+    region: str | None  # where the content changed
+    stored: int = 0  # chunks the snapshot added
+    superseded: int = 0
+    seconds: float = 0.0
+    settled: bool = True  # False: the page was still busy after the longest wait
+
+
+@dataclass
+class Behaviour:
+    pattern: str
+    effect: str
+    region: str | None
+    example: str  # one action that did it, e.g. click(#tab-2) (Settings)
+    seen: int = 1
+
+    @property
+    def confirmed(self) -> bool:
+        return self.seen >= 2
+
+
+@dataclass
+class KeyElement:
+    kind: str  # list_item, details_panel, pagination, search_input, filter_button, tab, ...
+    selector: str
+    label: str = ""
+
+
+@dataclass
+class PageUnderstanding:
+    url: str
+    page_type: str
+    summary: ScanSummary
+    key_elements: list[KeyElement] = field(default_factory=list)
+    behaviours: list[Behaviour] = field(default_factory=list)
+    bindings: dict[str, str] = field(default_factory=dict)  # list-detail pages
+    recipe: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for behaviour, raw in zip(self.behaviours, data["behaviours"], strict=True):
+            raw["confirmed"] = behaviour.confirmed
+        return data
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    max_actions: int = 20
+    max_seconds: float = 120.0
+    min_wait_ms: int = 500
+    max_wait_ms: int = 5000
+    quiet_ms: int = 300  # DOM without mutations this long
+    idle_ms: int = 500  # no request in flight this long
+    max_repeats: int = 2  # the same action (label, kind) at most this often
+    no_change_limit: int = 5  # steps in a row that changed nothing
+    state_repeats: int = 3  # the same visible state seen this often
+    items_per_list: int = 2  # list items opened while exploring (the recipe does the rest)
+    max_scrolls: int = 3
+
+
+class Policy(Protocol):
+    async def choose(self, candidates: list[Candidate], steps: list[Step]) -> Candidate | None:
+        """The next element to act on, from eligible candidates only; None to stop."""
+
+
+class DeterministicPolicy:
+    """Pattern priority, then document order; each element once."""
+
+    async def choose(self, candidates: list[Candidate], steps: list[Step]) -> Candidate | None:
+        ranked = sorted(
+            enumerate(candidates), key=lambda pair: (PRIORITY.get(pair[1].pattern, 9), pair[0])
+        )
+        return ranked[0][1] if ranked else None
+
+
+# Actions that switch the view in place: what they hide is still true, so nothing they replace
+# is superseded (a Refresh or Approve button's change is).
+VIEW_SWITCHES = frozenset(
+    {"tab", "list_item", "pagination", "details", "expander", "dropdown", "load_more"}
+)
+
+SnapshotSink = Callable[[str, str | None, bool], Awaitable[tuple[int, int]]]
+"""(dom, trigger action or None for the initial phase, supersede) -> (chunks stored,
+superseded)."""
+
+
+class _Network:
+    """Requests in flight, and since when the page has had none."""
+
+    def __init__(self, page: Page) -> None:
+        self.inflight = 0
+        self.changed = time.monotonic()
+        page.on("request", self._start)
+        page.on("requestfinished", self._end)
+        page.on("requestfailed", self._end)
+
+    def _start(self, _: Request) -> None:
+        self.inflight += 1
+        self.changed = time.monotonic()
+
+    def _end(self, _: Request) -> None:
+        self.inflight = max(0, self.inflight - 1)
+        self.changed = time.monotonic()
+
+    def idle_ms(self) -> float:
+        return 0.0 if self.inflight else (time.monotonic() - self.changed) * 1000
+
+
+class Explorer:
+    def __init__(
+        self,
+        page: Page,
+        sink: SnapshotSink,
+        options: ExploreOptions = ExploreOptions(),
+        policy: Policy | None = None,
+    ) -> None:
+        self.page = page
+        self.sink = sink
+        self.options = options
+        self.policy = policy or DeterministicPolicy()
+        self.network = _Network(page)
+        self.steps: list[Step] = []
+        self.breakers: list[str] = []
+        self.stopped_by = ""
+        self._tried: set[str] = set()
+        self._keys: Counter[tuple[str, str, str]] = Counter()
+        self._blocked: set[tuple[str, str, str]] = set()
+        self._states: Counter[str] = Counter()
+        self._opened: Counter[str] = Counter()  # list items opened per list
+        self._first_scan: Scan | None = None
+        self._last_scan: Scan | None = None
+
+    # observing ---------------------------------------------------------------------------------
+
+    async def settle(self) -> bool:
+        """Wait until the network is idle and the DOM quiet (within the bounds); True if it
+        settled, False if it was still busy at the longest wait."""
+        o = self.options
+        start = time.monotonic()
+        while True:
+            await asyncio.sleep(0.1)
+            elapsed = (time.monotonic() - start) * 1000
+            if elapsed < o.min_wait_ms:
+                continue
+            try:
+                quiet = float(await self.page.evaluate(QUIET_FOR_MS))
+            except Exception:  # navigating: the old document is gone
+                quiet = 0.0
+            if quiet >= o.quiet_ms and self.network.idle_ms() >= o.idle_ms:
+                return True
+            if elapsed >= o.max_wait_ms:
+                return False
+
+    async def scan(self) -> Scan:
+        raw = await self.page.evaluate(SCAN)
+        candidates = [Candidate(**c) for c in raw["candidates"]]
+        scan = Scan(
+            ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),
+            candidates,
+            list(raw["searchInputs"]),
+        )
+        self._first_scan = self._first_scan or scan
+        self._last_scan = scan
+        return scan
+
+    async def _state(self) -> dict[str, Any]:
+        state: dict[str, Any] = await self.page.evaluate(SIGNATURES)
+        return state
+
+    async def snapshot(self, trigger: str | None, supersede: bool = True) -> tuple[int, int]:
+        await self.page.evaluate(MARK_HIDDEN)
+        return await self.sink(await self.page.content(), trigger, supersede)
+
+    # acting --------------------------------------------------------------------------------------
+
+    def _eligible(self, scan: Scan) -> list[Candidate]:
+        out = []
+        for c in scan.candidates:
+            if not c.visible or c.disabled or c.destructive or c.pattern not in PRIORITY:
+                continue
+            if c.selector in self._tried or c.key in self._blocked:
+                continue
+            if c.pattern == "list_item" and self._opened[c.list] >= self.options.items_per_list:
+                continue
+            out.append(c)
+        return out
+
+    async def run(self, url: str) -> PageUnderstanding:
+        """Explore the page already loaded at `url` (its initial snapshot taken by the caller)."""
+        o = self.options
+        deadline = time.monotonic() + o.max_seconds
+        no_change = 0
+        scrolls = 0
+        state = await self._state()
+        self._states[_state_hash(state)] += 1
+        while True:
+            if len(self.steps) >= o.max_actions:
+                self.stopped_by = "budget"
+                break
+            if time.monotonic() > deadline:
+                self.stopped_by = "time"
+                break
+            scan = await self.scan()
+            choice = await self.policy.choose(self._eligible(scan), self.steps)
+            if choice is None:
+                if scrolls < o.max_scrolls and await self._scroll(state):
+                    scrolls += 1
+                    state = await self._state()
+                    continue
+                self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
+                break
+            step, state = await self._act(choice, state, url)
+            self.steps.append(step)
+            no_change = no_change + 1 if step.effect in ("no_change", "failed") else 0
+            seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
+            if no_change >= o.no_change_limit:
+                self._trip("no_change_streak", f"{no_change} steps changed nothing")
+                break
+            if seen >= o.state_repeats:
+                self._trip("state_loop", f"the page returned to the same state {seen} times")
+                break
+        self.stopped_by = self.stopped_by or "exhausted"
+        return self.understanding(url)
+
+    def _trip(self, name: str, why: str) -> None:
+        self.breakers.append(f"{name}: {why}")
+        self.stopped_by = f"breaker:{name}"
+        log.info("explorer: breaker %s: %s", name, why)
+
+    async def _scroll(self, before: dict[str, Any]) -> bool:
+        """Scroll to the bottom; True when that loaded something (infinite lists)."""
+        if before["height"] <= 950:
+            return False
+        await self.page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+        await self.settle()
+        after = await self._state()
+        return bool(after["height"] > before["height"])
+
+    async def _act(
+        self, choice: Candidate, before: dict[str, Any], url: str
+    ) -> tuple[Step, dict[str, Any]]:
+        self._tried.add(choice.selector)
+        self._keys[choice.key] += 1
+        if self._keys[choice.key] >= self.options.max_repeats:
+            # The same action under new selectors (a control that re-renders itself): once
+            # more now, then never again; exploring goes on with the others.
+            self._blocked.add(choice.key)
+            self.breakers.append(
+                f"repeated_action: {choice.label or choice.selector!r} done "
+                f"{self._keys[choice.key]} times; blocked"
+            )
+        if choice.pattern == "list_item":
+            self._opened[choice.list] += 1
+        started = time.monotonic()
+        await self.page.evaluate(RESET_CHANGES)
+        try:
+            await self.page.click(choice.selector, timeout=3000)
+        except Exception as exc:
+            log.info("explorer: %s failed: %s", choice.action, str(exc).splitlines()[0])
+            step = Step(
+                len(self.steps) + 1,
+                choice.action,
+                choice.label,
+                choice.pattern,
+                "failed",
+                1.0,
+                None,
+                seconds=time.monotonic() - started,
+            )
+            return step, before
+        settled = await self.settle()
+        after = await self._state()
+        similarity = _similarity(before["signatures"], after["signatures"])
+        effect = _effect(before, after)
+        region: str | None = None
+        stored = superseded = 0
+        if effect == "navigated":
+            await self._back(url)
+            after = await self._state()
+        elif effect != "no_change":
+            try:
+                region = await self.page.evaluate(CHANGED_REGION)
+            except Exception:
+                region = None
+            stored, superseded = await self.snapshot(
+                choice.action, supersede=choice.pattern not in VIEW_SWITCHES
+            )
+        step = Step(
+            len(self.steps) + 1,
+            choice.action,
+            choice.label,
+            choice.pattern,
+            effect,
+            round(similarity, 4),
+            region,
+            stored,
+            superseded,
+            round(time.monotonic() - started, 2),
+            settled,
+        )
+        log.info(
+            "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
+        )
+        return step, after
+
+    async def _back(self, url: str) -> None:
+        with contextlib.suppress(Exception):  # no history: loaded again below
+            await self.page.go_back(wait_until="load", timeout=10_000)
+        if urldefrag(self.page.url)[0] != urldefrag(url)[0]:
+            await self.page.goto(url, wait_until="load", timeout=20_000)
+        await self.settle()
+
+    # what was learned ----------------------------------------------------------------------------
+
+    def understanding(self, url: str) -> PageUnderstanding:
+        scan = self._first_scan
+        summary = scan.summary if scan else ScanSummary(0, 0, {})
+        behaviours: dict[tuple[str, str, str | None], Behaviour] = {}
+        for step in self.steps:
+            if step.effect == "failed":
+                continue
+            key = (step.pattern, step.effect, step.region)
+            if key in behaviours:
+                behaviours[key].seen += 1
+            else:
+                example = f"{step.action} ({step.label})" if step.label else step.action
+                behaviours[key] = Behaviour(step.pattern, step.effect, step.region, example)
+        keys: list[KeyElement] = []
+        latest = self._last_scan or scan
+        candidates = latest.candidates if latest else []
+        for kind in ("tab", "pagination", "load_more", "dropdown", "cookie_dismiss"):
+            for c in candidates:
+                if c.pattern == kind and c.visible:
+                    keys.append(KeyElement(kind, c.selector, c.label))
+                    break
+        for c in candidates:
+            if c.visible and re.search(r"\bfilter", c.label, re.I):
+                keys.append(KeyElement("filter_button", c.selector, c.label))
+                break
+        for selector in (self._last_scan.search_inputs if self._last_scan else [])[:1]:
+            keys.append(KeyElement("search_input", selector))
+        bindings = self._bindings(candidates)
+        if bindings:
+            keys.insert(0, KeyElement("list_item", bindings["LIST_ITEM"]))
+            keys.insert(1, KeyElement("details_panel", bindings["DETAILS_PANEL"]))
+        return PageUnderstanding(
+            url=url,
+            page_type=_page_type(summary, bindings),
+            summary=summary,
+            key_elements=keys,
+            behaviours=list(behaviours.values()),
+            bindings=bindings,
+            recipe=recipe(bindings) if bindings else [],
+        )
+
+    def _bindings(self, candidates: list[Candidate]) -> dict[str, str]:
+        """LIST_ITEM, DETAILS_PANEL, CLICK_BEHAVIOR (and NEXT_PAGE_BUTTON) when opening list
+        items changed one region in place."""
+        by_action = {c.action: c for c in (self._first_scan.candidates if self._first_scan else [])}
+        for step in self.steps:
+            if step.pattern != "list_item" or step.effect in ("failed", "no_change"):
+                continue
+            item = by_action.get(step.action)
+            if item is None or not item.list:
+                continue
+            tag = item.item.rsplit(" > ", 1)[-1].split(":", 1)[0]
+            target = ""
+            if item.selector != item.item and item.selector.startswith(item.item + " > "):
+                target = item.selector[len(item.item) + 3 :]
+            if step.effect == "navigated":
+                binding = {"CLICK_BEHAVIOR": "navigates"}
+            elif step.region and not step.region.startswith(item.list):
+                binding = {"CLICK_BEHAVIOR": "in_place", "DETAILS_PANEL": step.region}
+            else:
+                continue
+            binding["LIST_ITEM"] = f"{item.list} > {tag}"
+            binding["ITEM_TARGET"] = target
+            first = self._first_scan.candidates if self._first_scan else candidates
+            nxt = next((c for c in first if c.pattern == "pagination" and c.visible), None)
+            if nxt is not None:
+                binding["NEXT_PAGE_BUTTON"] = nxt.selector
+            if "DETAILS_PANEL" in binding:
+                return binding
+        return {}
+
+
+def recipe(bindings: dict[str, str]) -> list[dict[str, Any]]:
+    """Commands that ingest every list item's details (run by `spa_phases.recipes.run_recipe`)."""
+    steps: list[dict[str, Any]] = [
+        {"op": "WAIT_FOR", "selector": bindings["LIST_ITEM"]},
+        {
+            "op": "FOR_EACH_ITEM_IN_LIST",
+            "selector": bindings["LIST_ITEM"],
+            "do": [
+                {"op": "SCROLL", "target": "item"},
+                {"op": "CLICK", "target": bindings.get("ITEM_TARGET") or "item"},
+                {"op": "WAIT_FOR", "selector": bindings["DETAILS_PANEL"]},
+                {"op": "EXTRACT_DETAILS", "selector": bindings["DETAILS_PANEL"]},
+                {"op": "SAVE"},
+                {"op": "MARK_DONE"},
+            ],
+        },
+    ]
+    if "NEXT_PAGE_BUTTON" in bindings:
+        steps.append(
+            {"op": "CLICK_IF_EXISTS", "selector": bindings["NEXT_PAGE_BUTTON"], "then": "REPEAT"}
+        )
+    steps.append({"op": "END"})
+    return steps
+
+
+def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
+    kinds = summary.by_type
+    if bindings:
+        return "list_detail"
+    if kinds.get("tab", 0) >= 2:
+        return "tabbed"
+    if kinds.get("details", 0) + kinds.get("expander", 0) >= 3:
+        return "accordion"
+    if kinds.get("link", 0) > 3 * max(1, summary.total - kinds.get("link", 0)):
+        return "article"
+    return "app"
+
+
+def _similarity(before: list[str], after: list[str]) -> float:
+    a, b = Counter(before), Counter(after)
+    union = sum((a | b).values())
+    return sum((a & b).values()) / union if union else 1.0
+
+
+def _effect(before: dict[str, Any], after: dict[str, Any]) -> Effect:
+    if urldefrag(after["url"])[0] != urldefrag(before["url"])[0]:
+        return "navigated"
+    if after["dialogs"] > before["dialogs"]:
+        return "opened_dialog"
+    a, b = Counter(before["signatures"]), Counter(after["signatures"])
+    added, removed = b - a, a - b
+    if not added and not removed:
+        return "no_change"
+    return "revealed" if not removed else "replaced"
+
+
+def _state_hash(state: dict[str, Any]) -> str:
+    text = "\n".join(sorted(state["signatures"]))
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()

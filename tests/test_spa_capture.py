@@ -1,0 +1,334 @@
+"""Server-side SPA capture with real headless Chromium against small apps served on 127.0.0.1,
+through the HTTP API with the real model: tabs whose panels exist only after a click, an
+accordion that loads its answers, a status that changes after a button, a list-detail page with
+pagination (recipe), a page that loops (breakers), a cookie banner, a destructive button never
+pressed, and the optional LLM policy against a local stand-in of an OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from fastapi.testclient import TestClient
+
+from crawl import BrowserOptions, browser_missing
+from tests.conftest import Page, Site, wait_for_job
+
+pytestmark = pytest.mark.skipif(
+    browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
+)
+
+
+def app(body: str, script: str) -> Page:
+    return Page(
+        f"<html><head><title>Acme console</title></head><body>{body}"
+        f"<script>{script}</script></body></html>".encode()
+    )
+
+
+def capture(client: TestClient, url: str, **extra: object) -> dict[str, object]:
+    response = client.post("/knowledge/spa/capture", json={"url": url, **extra})
+    assert response.status_code == 202, response.text
+    return wait_for_job(client, response.json()["jobId"], timeout_s=120)
+
+
+def resolve(client: TestClient, url: str, query: str, **params: object) -> list[dict]:
+    response = client.get("/knowledge/resolve", params={"url": url, "query": query, **params})
+    assert response.status_code == 200, response.text
+    return list(response.json()["chunks"])
+
+
+def model(client: TestClient, site: Site) -> dict:
+    models = client.get("/knowledge/spa/models", params={"domain": "127.0.0.1"}).json()["models"]
+    assert models
+    return dict(models[0]["model"])
+
+
+TABS = app(
+    """<div id="cookie-banner"><p>We use cookies.</p><button>Accept</button></div>
+<h1>Account settings</h1><p>Manage how the Acme console handles your account.</p>
+<div role="tablist"><button role="tab" id="tab-general" aria-selected="true">General</button>
+<button role="tab" id="tab-retention">Retention</button>
+<button role="tab" id="tab-sso">Single sign-on</button></div>
+<div id="panel" role="tabpanel"><p>General settings: the display language is English.</p></div>
+<button id="danger">Delete account</button>""",
+    """
+const panels = {
+  'tab-general': '<p>General settings: the display language is English.</p>',
+  'tab-retention': '<h2>Retention</h2><p>Audit logs are kept for 400 days and then erased.</p>',
+  'tab-sso': '<h2>Single sign-on</h2><p>SAML login is enforced for the finance group.</p>',
+};
+document.querySelectorAll('[role=tab]').forEach(tab => tab.addEventListener('click', () => {
+  document.getElementById('panel').innerHTML = panels[tab.id];
+}));
+document.querySelector('#cookie-banner button').addEventListener('click', () => {
+  document.getElementById('cookie-banner').remove();
+});
+document.getElementById('danger').addEventListener('click', () => fetch('/api/delete-account'));
+""",
+)
+
+
+def test_tabs_hidden_until_clicked_become_retrievable(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/settings"] = TABS
+    client = make_client()
+    url = site.url("/settings")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    answer = resolve(client, url, "how long are audit logs kept?")[0]
+    assert "400 days" in answer["text"]
+    assert answer["phase"] == "post_interaction"
+    assert answer["triggerAction"] == "click(#tab-retention)"
+    assert "SAML" in resolve(client, url, "which login is enforced for finance?")[0]["text"]
+    assert "/api/delete-account" not in site.requests  # destructive: never clicked
+    learned = model(client, site)
+    steps = learned["steps"]
+    assert steps[0]["pattern"] == "cookie_dismiss"  # the banner goes first
+    assert {s["pattern"] for s in steps} >= {"cookie_dismiss", "tab"}
+    understanding = learned["understanding"]
+    assert understanding["pageType"] == "tabbed"
+    assert understanding["summary"]["byType"]["tab"] == 3
+    assert any(k["kind"] == "tab" for k in understanding["keyElements"])
+    [tabs] = [
+        b for b in understanding["behaviours"] if b["pattern"] == "tab" and b["region"] == "#panel"
+    ]
+    assert tabs["effect"] == "replaced" and tabs["confirmed"]  # seen on two tabs
+
+
+def test_accordion_answers_and_a_status_that_changes(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/faq"] = app(
+        """<h1>Order 1182</h1><div id="status">Status: Pending. Waiting for the warehouse.</div>
+<button id="refresh">Refresh status</button>
+<h2>Questions</h2>
+<div class="faq"><button aria-expanded="false" aria-controls="a1" id="q1">Can I change the
+address?</button><div id="a1" hidden></div></div>
+<div class="faq"><button aria-expanded="false" aria-controls="a2" id="q2">How are returns
+handled?</button><div id="a2" hidden></div></div>""",
+        """
+document.querySelectorAll('[aria-controls]').forEach(q => q.addEventListener('click', () => {
+  const panel = document.getElementById(q.getAttribute('aria-controls'));
+  fetch('/api/answers/' + panel.id).then(r => r.text()).then(text => {
+    panel.innerHTML = '<p>' + text + '</p>'; panel.hidden = false;
+    q.setAttribute('aria-expanded', 'true');
+  });
+}));
+document.getElementById('refresh').addEventListener('click', () => {
+  fetch('/api/status').then(r => r.text()).then(text => {
+    document.getElementById('status').textContent = text;
+  });
+});
+""",
+    )
+    site.pages["/api/answers/a1"] = Page(
+        b"The delivery address can be changed until the parcel leaves the warehouse.",
+        content_type="text/plain",
+    )
+    site.pages["/api/answers/a2"] = Page(
+        b"Returns are collected by courier within three working days.", content_type="text/plain"
+    )
+    site.pages["/api/status"] = Page(
+        b"Status: Approved. The parcel was handed to the courier on Monday.",
+        content_type="text/plain",
+    )
+    client = make_client()
+    url = site.url("/faq")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    assert (
+        "courier within three working days"
+        in resolve(client, url, "how do returns work?")[0]["text"]
+    )
+    status = resolve(client, url, "what is the status of the order?")
+    texts = " ".join(c["text"] for c in status)
+    assert "Approved" in status[0]["text"] and "Pending" not in texts
+    history = resolve(client, url, "what is the status of the order?", includeSuperseded="true")
+    assert any("Pending" in c["text"] and c["supersededBy"] for c in history)
+
+
+LIST = app(
+    """<h1>Product catalogue</h1><ul id="products"></ul>
+<button id="next">Next</button>
+<section id="details"><p>Select a product to see its details.</p></section>""",
+    """
+let page = 1;
+const render = () => fetch('/api/products?page=' + page).then(r => r.json()).then(items => {
+  document.getElementById('products').innerHTML = items.map(i =>
+    `<li class="product" data-id="${i.id}"><button class="open">${i.name}</button></li>`).join('');
+  document.getElementById('next').disabled = page >= 2;
+  document.getElementById('next').style.display = page >= 2 ? 'none' : '';
+});
+document.getElementById('products').addEventListener('click', (e) => {
+  const li = e.target.closest('li'); if (!li) return;
+  fetch('/api/products/' + li.dataset.id).then(r => r.json()).then(p => {
+    document.getElementById('details').innerHTML =
+      `<h2>${p.name}</h2><p>${p.text}</p><p>Price: ${p.price} dollars.</p>`;
+  });
+});
+document.getElementById('next').addEventListener('click', () => { page += 1; render(); });
+render();
+""",
+)
+PRODUCTS = {
+    1: ("Anvil", "A forged steel anvil for heavy work", 120),
+    2: ("Rocket skates", "Skates that reach sixty miles an hour", 450),
+    3: ("Giant magnet", "A horseshoe magnet that lifts a car", 300),
+    4: ("Earthquake pills", "Pills that shake the ground for a minute", 75),
+    5: ("Tornado seeds", "Seeds that grow into a small tornado", 60),
+    6: ("Dehydrated boulders", "Boulders that grow when you add water", 90),
+}
+
+
+def list_site(site: Site) -> None:
+    site.pages["/catalogue"] = LIST
+    for page, ids in ((1, (1, 2, 3)), (2, (4, 5, 6))):
+        items = [{"id": i, "name": PRODUCTS[i][0]} for i in ids]
+        site.pages[f"/api/products?page={page}"] = Page(
+            json.dumps(items).encode(), content_type="application/json"
+        )
+    for i, (name, text, price) in PRODUCTS.items():
+        body = {"name": name, "text": text, "price": price}
+        site.pages[f"/api/products/{i}"] = Page(
+            json.dumps(body).encode(), content_type="application/json"
+        )
+    site.pages["/api/products/5"] = Page(b"broken", status=500)  # one item fails softly
+
+
+def test_list_detail_pages_are_ingested_item_by_item_with_pagination(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    list_site(site)
+    client = make_client()
+    url = site.url("/catalogue")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    understanding = learned["understanding"]
+    assert understanding["pageType"] == "list_detail"
+    bindings = understanding["bindings"]
+    assert bindings["LIST_ITEM"] == "#products > li"
+    assert bindings["DETAILS_PANEL"] == "#details"
+    assert bindings["CLICK_BEHAVIOR"] == "in_place"
+    assert bindings["NEXT_PAGE_BUTTON"] == "#next"
+    ops = [step["op"] for step in understanding["recipe"]]
+    assert ops == ["WAIT_FOR", "FOR_EACH_ITEM_IN_LIST", "CLICK_IF_EXISTS", "END"]
+    report = learned["recipe"]
+    assert report["pages"] == 2 and report["items"] == 6
+    assert report["saved"] == 5 and len(report["failed"]) == 1
+    assert "Tornado seeds" in report["failed"][0]["item"]
+    for name, text, price in (PRODUCTS[1], PRODUCTS[4], PRODUCTS[6]):
+        top = resolve(client, url, f"what does {name} cost?")[0]
+        assert text in top["text"] and f"{price} dollars" in top["text"], (name, top)
+        assert top["scope"].startswith(f"item:{name}")
+    # Each item's details stay current: one item's panel does not supersede another's.
+    history = resolve(client, url, "forged steel anvil heavy work", includeSuperseded="true")
+    items = [c for c in history if (c["scope"] or "").startswith("item:")]
+    assert len(items) >= 3 and not any(c["supersededBy"] for c in items)
+
+
+def test_a_page_that_loops_is_stopped_by_the_breakers(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/loop"] = app(
+        """<h1>Live board</h1><div id="board"><p>Board revision 0.</p></div>
+<div id="controls"></div>""",
+        """
+// Each click re-renders the button one level deeper with a generated id: a new selector
+// every time, so only recognising "the same action again" stops it.
+let n = 0;
+const draw = () => {
+  document.getElementById('controls').innerHTML = '<div>'.repeat(n)
+    + `<button id="refresh-${Date.now()}-${n}" class="refresh">Refresh board ${n}</button>`
+    + '</div>'.repeat(n);
+  document.querySelector('.refresh').addEventListener('click', () => {
+    n += 1;
+    document.getElementById('board').innerHTML = `<p>Board revision ${n}.</p>`;
+    draw();
+  });
+};
+draw();
+""",
+    )
+    client = make_client()
+    job = capture(client, site.url("/loop"), maxActions=30)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    assert [s["label"] for s in learned["steps"]] == ["Refresh board 0", "Refresh board 1"]
+    assert any(b.startswith("repeated_action") for b in learned["breakers"])
+    assert learned["stoppedBy"] == "exhausted"  # nothing else left to try
+
+
+class StandIn:
+    """A local stand-in of an OpenAI-compatible chat endpoint. It picks the element labelled
+    `pick` once, then answers NONE."""
+
+    def __init__(self, pick: str) -> None:
+        self.prompts: list[str] = []
+        stand_in = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                prompt = body["messages"][-1]["content"]
+                stand_in.prompts.append(prompt)
+                done, _, listed = prompt.partition("Elements:")
+                answer = "NONE"
+                if f"({pick})" not in done:
+                    for line in listed.splitlines():
+                        if f"'{pick}'" in line:
+                            answer = line.split(".")[0]
+                data = json.dumps({"choices": [{"message": {"content": answer}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def stand_in() -> Iterator[StandIn]:
+    server = StandIn(pick="Retention")
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def test_the_llm_policy_chooses_the_actions(
+    make_client: Callable[..., TestClient], site: Site, stand_in: StandIn
+) -> None:
+    site.pages["/settings"] = TABS
+    client = make_client(spa={"policy": "llm", "llm_base_url": stand_in.url})
+    url = site.url("/settings")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    steps = model(client, site)["steps"]
+    assert [s["action"] for s in steps] == ["click(#tab-retention)"]  # its one choice
+    assert len(stand_in.prompts) == 2  # asked again after the step; answered NONE
+    assert all("Delete account" not in p for p in stand_in.prompts)  # never offered
+    assert "400 days" in resolve(client, url, "how long are audit logs kept?")[0]["text"]
+
+
+def test_capture_refuses_bad_requests(make_client: Callable[..., TestClient], site: Site) -> None:
+    client = make_client(spa={"policy": "llm"})
+    for body, words in (
+        ({"url": "ftp://x.test/"}, "url"),
+        ({"url": site.url("/"), "maxActions": 0}, "maxActions"),
+        ({"url": site.url("/")}, "LLM_BASE_URL"),
+    ):
+        response = client.post("/knowledge/spa/capture", json=body)
+        assert response.status_code == 422, response.text
+        assert words.lower() in response.json()["message"].lower()
+    assert site.requests == []
