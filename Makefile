@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/resolve_bench.py
 	$(BIN)/python benchmarks/documents_eval.py
 	$(BIN)/python benchmarks/crawl_bench.py
+	$(BIN)/python benchmarks/spa_eval.py
 
 clean:
 	rm -rf $(VENV) .lore .pytest_cache .mypy_cache .ruff_cache

@@ -91,8 +91,9 @@ SCAN = (
     "() => {"
     + _COMMON
     + r"""
-  const DESTRUCTIVE = /\b(delete|remove|log ?out|sign ?out|unsubscribe|pay|purchase|buy|checkout|deactivate|reset|destroy|drop|erase|submit|send|transfer)\b/i;
-  const COOKIE = /cookie|consent|gdpr|privacy/i;
+  const DESTRUCTIVE = /\b(delete|remove|log ?out|sign ?out|unsubscribe|pay|purchase|buy|checkout|deactivate|reset|destroy|drop|erase|submit|send|transfer|execute|authori[sz]e|save|confirm|publish|place order|sign ?up|register)\b/i;
+  // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing.
+  const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   const query = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], summary, '
     + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], [tabindex="0"], li[data-id], tr[data-id]';
@@ -130,7 +131,7 @@ SCAN = (
     const disabled = el.disabled || el.getAttribute('aria-disabled') === 'true';
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
-      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && pattern !== 'cookie_dismiss',
+      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings: siblings.length,

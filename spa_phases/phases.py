@@ -173,8 +173,14 @@ class PhaseIngestor:
             pieces = chunk_markdown(
                 region.markdown, options.max_tokens, options.overlap_tokens, self._count_tokens
             )
-            for piece in pieces:
-                path = region.heading_path + piece.heading_path
+            # A region that opens with a short line and no heading (an API operation's
+            # "GET /pets", a card's name) gets that line as context for its other chunks.
+            label: tuple[str, ...] = ()
+            if len(pieces) > 1 and not pieces[0].heading_path and len(pieces[0].text) <= 120:
+                label = (" ".join(pieces[0].text.split()),)
+            for n, piece in enumerate(pieces):
+                context = label if n else ()
+                path = region.heading_path + context + piece.heading_path
                 digest = content_hash("\x1f".join((*path, piece.text)))
                 occurrence = seen.get(digest, 0)
                 seen[digest] = occurrence + 1
