@@ -385,6 +385,9 @@ class Explorer:
             stored, superseded = await self.snapshot(
                 choice.action, supersede=choice.pattern not in VIEW_SWITCHES
             )
+            if effect == "opened_dialog":  # its content is stored; close it to go on
+                await self._close_dialog()
+                after = await self._state()
         step = Step(
             len(self.steps) + 1,
             choice.action,
@@ -402,6 +405,18 @@ class Explorer:
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
         return step, after
+
+    async def _close_dialog(self) -> None:
+        await self.page.keyboard.press("Escape")
+        await self.settle()
+        if not (await self._state())["dialogs"]:
+            return
+        close = self.page.locator(
+            "dialog[open] button, [role=dialog] button, [aria-modal=true] button"
+        ).filter(has_text=re.compile(r"^\s*(close|cancel|dismiss|ok|×|x)\s*$", re.I))
+        with contextlib.suppress(Exception):
+            await close.first.click(timeout=2000)
+            await self.settle()
 
     async def _back(self, url: str) -> None:
         with contextlib.suppress(Exception):  # no history: loaded again below
