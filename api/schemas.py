@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from retrieval import CrawlUrl, Document, Hit, Job
+from spa_phases import SnapshotResult
 
 
 class Model(BaseModel):
@@ -290,6 +291,20 @@ class SnapshotResponse(Model):
     superseded: int = Field(..., description="Older chunks this snapshot superseded.")
     flagged: int = Field(..., description="Chunks flagged as hidden instructions to a model.")
     changed_scopes: list[str]
+
+    @classmethod
+    def of(cls, result: SnapshotResult) -> SnapshotResponse:
+        return cls(
+            document_id=result.document_id,
+            phase=result.phase,
+            regions=result.regions,
+            chunks=result.chunks,
+            embedded=result.embedded,
+            known=result.known,
+            superseded=result.superseded,
+            flagged=result.flagged,
+            changed_scopes=list(result.changed_scopes),
+        )
 
 
 class CaptureRequest(Model):

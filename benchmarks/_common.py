@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import resource
 import statistics
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from ingest import SourceDocument
@@ -53,3 +56,19 @@ def page_source(tenant: str, corpus: Path, path: Path) -> SourceDocument:
         source_id="bench",
         filename=path.name,
     )
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def serve_directory(root: Path) -> tuple[ThreadingHTTPServer, str]:
+    """A stdlib static server for `root` on 127.0.0.1 (it answers If-Modified-Since with 304);
+    returns it and its base URL. Call `shutdown()` when done."""
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root))
+    )
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -15,33 +15,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import tempfile
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio.to_thread
-from _common import PYTHON_DOCS, peak_rss_mb
+from _common import PYTHON_DOCS, peak_rss_mb, serve_directory
 
 from api import Lore, Settings
 from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
 from ingest import IngestError, SourceDocument
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-def serve(root: Path) -> tuple[ThreadingHTTPServer, str]:
-    server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root))
-    )
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 class ExtractOnly:
@@ -92,7 +75,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.corpus.is_dir():
         raise SystemExit(f"{args.corpus} is missing: apt-get install -y python3.11-doc")
-    server, base = serve(args.corpus)
+    server, base = serve_directory(args.corpus)
     start_url = f"{base}/index.html"
     spec = CrawlSpec(
         start_url,

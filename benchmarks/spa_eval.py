@@ -16,20 +16,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import json
 import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import yaml
-from _common import DATA
+from _common import DATA, serve_directory
 
 from api import Lore, Settings
 from crawl import canonicalize
@@ -37,11 +34,6 @@ from retrieval import ChunkFilter
 
 SWAGGER_UI = "swagger-ui-dist@5.35.0"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def site_root(data: Path, work: Path) -> Path:
@@ -69,15 +61,6 @@ def site_root(data: Path, work: Path) -> Path:
         )
     shutil.copytree(cache / "node_modules", root / "node_modules")
     return root
-
-
-def serve(root: Path) -> tuple[ThreadingHTTPServer, str]:
-    server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root))
-    )
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def operations(spec_path: Path) -> list[dict[str, Any]]:
@@ -153,7 +136,7 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         root = site_root(args.data, Path(tmp))
-        server, base = serve(root)
+        server, base = serve_directory(root)
         print(f"Swagger UI served at {base}/sites/swagger-ui/index.html")
         print(
             f"{'spec':30} {'ops':>4} {'phase 1':>8} {'explored':>9} {'descriptions':>13} "

@@ -31,17 +31,7 @@ async def snapshot(body: SnapshotRequest, lore: LoreDep) -> SnapshotResponse:
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
-    return SnapshotResponse(
-        document_id=result.document_id,
-        phase=result.phase,
-        regions=result.regions,
-        chunks=result.chunks,
-        embedded=result.embedded,
-        known=result.known,
-        superseded=result.superseded,
-        flagged=result.flagged,
-        changed_scopes=list(result.changed_scopes),
-    )
+    return SnapshotResponse.of(result)
 
 
 @router.post("/capture", status_code=status.HTTP_202_ACCEPTED, response_model=JobAccepted)
