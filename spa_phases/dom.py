@@ -80,6 +80,9 @@ def parse(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> lxml.html.HtmlE
         root = lxml.html.document_fromstring(raw, parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise SnapshotError(f"the DOM could not be parsed: {exc}") from exc
+    if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
+        # libxml2 stops at 256 levels and drops the rest: refuse rather than store a part.
+        raise SnapshotError("the DOM nests deeper than 255 elements; it was not stored")
     for element in root.xpath(
         "|".join(f"//{t}" for t in DROPPED_TAGS) + '|//*[@aria-hidden="true"]'
     ):

@@ -311,11 +311,15 @@ class Explorer:
                 break
             step, state = await self._act(choice, state, url)
             self.steps.append(step)
-            no_change = no_change + 1 if step.effect in ("no_change", "failed") else 0
+            if step.effect in ("no_change", "failed"):
+                no_change += 1
+                if no_change >= o.no_change_limit:
+                    self._trip("no_change_streak", f"{no_change} steps changed nothing")
+                    break
+                continue
+            no_change = 0
+            # Back in a state the page was in before, after changing: a cycle.
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
-            if no_change >= o.no_change_limit:
-                self._trip("no_change_streak", f"{no_change} steps changed nothing")
-                break
             if seen >= o.state_repeats:
                 self._trip("state_loop", f"the page returned to the same state {seen} times")
                 break

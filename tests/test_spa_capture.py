@@ -284,6 +284,19 @@ draw();
     assert learned["stoppedBy"] == "exhausted"  # nothing else left to try
 
 
+def test_a_streak_of_actions_that_change_nothing_ends_the_exploration(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    buttons = "".join(f'<button class="b{n}">Option {"ABCDEFGH"[n]}</button>' for n in range(8))
+    site.pages["/inert"] = app(f"<h1>Inert page</h1><p>Nothing here reacts.</p>{buttons}", "")
+    client = make_client()
+    job = capture(client, site.url("/inert"), maxActions=30)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    assert [s["effect"] for s in learned["steps"]] == ["no_change"] * 5
+    assert learned["stoppedBy"] == "breaker:no_change_streak"
+
+
 class StandIn:
     """A local stand-in of an OpenAI-compatible chat endpoint. It picks the element labelled
     `pick` once, then answers NONE."""

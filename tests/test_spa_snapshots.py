@@ -128,7 +128,7 @@ def test_hidden_instructions_are_flagged_and_kept_out_of_agent_context(
 def test_bad_snapshots_are_refused_and_store_nothing(
     make_client: Callable[..., TestClient],
 ) -> None:
-    client = make_client(spa={"max_dom_bytes": 20_000})
+    client = make_client(spa={"max_dom_bytes": 20_000})  # the DOMs below are 1 to 40 kB
     cases = [
         ({"url": URL, "phase": "post_interaction", "dom": INITIAL}, 422, "triggerAction"),
         ({"url": URL, "phase": "later", "dom": INITIAL}, 422, "phase"),
@@ -136,6 +136,11 @@ def test_bad_snapshots_are_refused_and_store_nothing(
         ({"url": URL, "phase": "initial", "dom": "<html><body> </body></html>"}, 422, "no text"),
         ({"url": URL, "phase": "initial", "dom": "<p>x</p>" * 5000}, 413, "limit"),
         ({"url": URL, "phase": "initial"}, 422, "dom"),
+        (
+            {"url": URL, "phase": "initial", "dom": "<div>" * 300 + "deep" + "</div>" * 300},
+            422,
+            "deeper",
+        ),
     ]
     for body, status, words in cases:
         response = client.post("/knowledge/spa/snapshots", json=body)
