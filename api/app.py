@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.jobs import JobWorker
-from api.routes import health, knowledge, spa
+from api.routes import agent, health, knowledge, spa
 from api.service import Lore
 from api.settings import Settings
 
@@ -57,4 +57,5 @@ def create_app(
     app.include_router(health.router)
     app.include_router(knowledge.router)
     app.include_router(spa.router)
+    app.include_router(agent.router)
     return app

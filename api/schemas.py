@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from retrieval import CrawlUrl, Document, Hit, Job
+from retrieval.skills import Skill, SkillHit
 from spa_phases import SnapshotResult
 
 
@@ -329,3 +330,85 @@ class SiteModelView(Model):
 
 class SiteModelList(Model):
     models: list[SiteModelView]
+
+
+class FailedStateView(Model):
+    action: str = Field(..., min_length=1, max_length=500, description="e.g. click(68)")
+    element_description: str = Field("", max_length=500, description="e.g. Patient menu")
+    error_type: str = Field("", max_length=100, description="e.g. wrong_element, timeout")
+
+
+class SuccessfulActionView(Model):
+    action: str = Field(..., min_length=1, max_length=500, description="e.g. click(79)")
+    element_description: str = Field("", max_length=500)
+    strategy: str = Field("", max_length=500, description="How the element was found.")
+
+
+class SkillRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="A page of the domain.")
+    goal: str = Field(..., min_length=1, max_length=1000)
+    failed_state: FailedStateView
+    successful_action: SuccessfulActionView
+
+
+class OutcomeRequest(Model):
+    success: bool
+
+
+class SkillView(Model):
+    id: str
+    domain: str
+    goal: str
+    hint: str = Field(..., description="A sentence ready to put in a prompt.")
+    failed_state: FailedStateView
+    successful_action: SuccessfulActionView
+    success_count: int
+    failure_count: int
+    success_rate: float
+    created_at: datetime
+    last_used: datetime
+    similarity: float | None = None
+    score: float | None = Field(None, description="similarity x success rate x recency")
+
+    @classmethod
+    def of(cls, skill: Skill, hit: SkillHit | None = None) -> SkillView:
+        return cls(
+            id=skill.id,
+            domain=skill.domain,
+            goal=skill.goal,
+            hint=skill.hint(),
+            failed_state=FailedStateView(**skill.failed_state.__dict__),
+            successful_action=SuccessfulActionView(**skill.successful_action.__dict__),
+            success_count=skill.success_count,
+            failure_count=skill.failure_count,
+            success_rate=round(skill.success_rate, 4),
+            created_at=skill.created_at,
+            last_used=skill.last_used,
+            similarity=round(hit.similarity, 4) if hit else None,
+            score=round(hit.score, 4) if hit else None,
+        )
+
+
+class SkillList(Model):
+    skills: list[SkillView]
+
+
+class AgentContextRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="The page the agent is on.")
+    query: str | None = Field(None, max_length=2000, description="What it needs to know.")
+    goal: str | None = Field(None, max_length=1000, description="The user's goal: skill hints.")
+    k: int = Field(8, ge=1, le=50)
+    parameter: str | None = Field(
+        None,
+        max_length=200,
+        description="A value missing mid-task (e.g. 'invoice number'): chunks likely to hold it.",
+    )
+
+
+class AgentContextResponse(Model):
+    chunks: list[ChunkView]
+    has_org_knowledge: bool
+    skills: list[SkillView]
+    site_model: dict[str, object] | None = Field(
+        None, description="What captures learned about the page: type, key elements, behaviours."
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -52,6 +53,7 @@ from retrieval import (
     VectorStore,
 )
 from retrieval.ranking import Freshness, rerank
+from retrieval.skills import EdgeSkillIndex, SkillHit, SkillLibrary, SkillRules
 from spa_phases import PHASES, PhaseIngestor, Snapshot, SnapshotError, SnapshotResult
 
 log = logging.getLogger(__name__)
@@ -139,6 +141,29 @@ class ResolveResult:
     has_org_knowledge: bool
 
 
+@dataclass(frozen=True)
+class AgentContext:
+    hits: list[Hit]
+    has_org_knowledge: bool
+    skills: list[SkillHit]
+    site_model: dict[str, Any] | None
+
+
+def compact_site_model(url: str, model: dict[str, Any]) -> dict[str, Any]:
+    """What an agent planning a step needs of a capture's page understanding."""
+    understood = model.get("understanding") or {}
+    behaviours = sorted(
+        understood.get("behaviours") or [], key=lambda b: (not b.get("confirmed"), -b["seen"])
+    )
+    return {
+        "url": url,
+        "pageType": understood.get("pageType"),
+        "keyElements": understood.get("keyElements") or [],
+        "behaviours": behaviours[:10],
+        "bindings": understood.get("bindings") or {},
+    }
+
+
 def page_domain(url: str) -> str:
     host = urlsplit(url).hostname
     if not host:
@@ -187,6 +212,23 @@ class Lore:
             duplicate_similarity=search.duplicate_similarity,
         )
         self.tools = extraction_tools(settings)
+        rules = settings.skills
+        try:
+            self.skills = SkillLibrary(
+                EdgeSkillIndex(settings.skills_path, self.embedder.dim),
+                self.embedder.embed_query,
+                SkillRules(
+                    ttl_days=rules.ttl_days,
+                    max_per_tenant=rules.max_per_tenant,
+                    min_success_rate=rules.min_success_rate,
+                    recency_half_life_days=rules.recency_half_life_days,
+                    min_similarity=rules.min_similarity,
+                ),
+            )
+        except Exception:
+            self.store.close()
+            self.catalog.close()
+            raise
         self.spa = PhaseIngestor(
             self.indexer, self.chunking, self.embedder.count_tokens, settings.spa.max_dom_bytes
         )
@@ -201,6 +243,7 @@ class Lore:
         return self.settings.tenant
 
     def close(self) -> None:
+        self.skills.close()
         self.store.close()
         self.catalog.close()
 
@@ -421,6 +464,33 @@ class Lore:
         org = [h for h in hits if h.chunk.tenant_id == self.tenant]
         public = [h for h in hits if h.chunk.tenant_id != self.tenant]
         return ResolveResult(org + public, bool(org))
+
+    def site_model(self, url: str) -> dict[str, Any] | None:
+        """What captures learned about this page (else the domain's latest page), compact."""
+        models = self.catalog.site_models(self.tenant, page_domain(url))
+        if not models:
+            return None
+        with suppress(ValueError):
+            url = canonicalize(url)
+        chosen = next((m for m in models if m.url == url), models[0])
+        return compact_site_model(chosen.url, chosen.model)
+
+    def agent_context(
+        self,
+        url: str,
+        query: str | None = None,
+        goal: str | None = None,
+        k: int = 8,
+        parameter: str | None = None,
+    ) -> AgentContext:
+        """Everything an agent should know before planning a step on `url`: the knowledge for
+        its query (or, with `parameter`, the chunks most likely to hold that value), skill
+        hints for its goal on this domain, and what captures learned about the page."""
+        if parameter:
+            query = f"{parameter} {query or ''}".strip()
+        resolved = self.resolve(url, query or goal, k)
+        skills = self.skills.search(self.tenant, page_domain(url), goal, 3) if goal else []
+        return AgentContext(resolved.hits, resolved.has_org_knowledge, skills, self.site_model(url))
 
     def query(
         self,

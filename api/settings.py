@@ -116,6 +116,14 @@ class SpaSettings(BaseModel):
     llm_api_key: str | None = None
 
 
+class SkillSettings(BaseModel):
+    ttl_days: float = Field(90.0, gt=0, description="A skill unused this long is forgotten.")
+    max_per_tenant: int = Field(10_000, ge=1, description="The least useful go first above it.")
+    min_success_rate: float = Field(0.5, ge=0, le=1, description="Skills below it are hidden.")
+    recency_half_life_days: float = Field(30.0, gt=0, description="Ranking weight halves.")
+    min_similarity: float = Field(0.35, ge=0, le=1, description="Goal similarity floor.")
+
+
 class DocumentSettings(BaseModel):
     isolate: bool = Field(
         True,
@@ -211,6 +219,7 @@ class Settings(BaseSettings):
     crawl: CrawlSettings = CrawlSettings()
     browser: BrowserSettings = BrowserSettings()
     spa: SpaSettings = SpaSettings()
+    skills: SkillSettings = SkillSettings()
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()
@@ -223,6 +232,10 @@ class Settings(BaseSettings):
     @property
     def vectors_path(self) -> Path:
         return self.data_dir / "vectors"
+
+    @property
+    def skills_path(self) -> Path:
+        return self.data_dir / "skills"
 
     @property
     def server_file(self) -> Path:

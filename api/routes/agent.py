@@ -1,0 +1,84 @@
+"""/agent/context, the one call an agent makes before planning, and /skills, what it learned."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio.to_thread
+from fastapi import APIRouter, Query, status
+
+from api.deps import LoreDep
+from api.errors import ApiError
+from api.schemas import (
+    AgentContextRequest,
+    AgentContextResponse,
+    ChunkView,
+    OutcomeRequest,
+    SkillList,
+    SkillRequest,
+    SkillView,
+)
+from api.service import page_domain
+from retrieval.skills import FailedState, SuccessfulAction
+
+router = APIRouter(tags=["agent"])
+
+
+@router.post("/agent/context", response_model=AgentContextResponse)
+async def agent_context(body: AgentContextRequest, lore: LoreDep) -> AgentContextResponse:
+    """Knowledge for the page and query (org first), skill hints for the goal on this domain,
+    and what captures learned about the page. With `parameter`: the chunks most likely to hold
+    that value."""
+    try:
+        context = await anyio.to_thread.run_sync(
+            lambda: lore.agent_context(body.url, body.query, body.goal, body.k, body.parameter)
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    return AgentContextResponse(
+        chunks=[ChunkView.of(h) for h in context.hits],
+        has_org_knowledge=context.has_org_knowledge,
+        skills=[SkillView.of(h.skill, h) for h in context.skills],
+        site_model=context.site_model,
+    )
+
+
+@router.post("/skills", status_code=status.HTTP_201_CREATED, response_model=SkillView)
+async def record_skill(body: SkillRequest, lore: LoreDep) -> SkillView:
+    """Remember what worked when another action failed; the same goal and failure on a domain
+    updates one skill."""
+    try:
+        domain = page_domain(body.url)
+        skill = await anyio.to_thread.run_sync(
+            lambda: lore.skills.record(
+                lore.tenant,
+                domain,
+                body.goal,
+                FailedState(**body.failed_state.model_dump()),
+                SuccessfulAction(**body.successful_action.model_dump()),
+            )
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    return SkillView.of(skill)
+
+
+@router.post("/skills/{skill_id}/outcome", response_model=SkillView)
+def skill_outcome(skill_id: str, body: OutcomeRequest, lore: LoreDep) -> SkillView:
+    """Count one more use of a skill: it worked (`success: true`) or not."""
+    return SkillView.of(lore.skills.outcome(lore.tenant, skill_id, body.success))
+
+
+@router.get("/skills/search", response_model=SkillList)
+async def search_skills(
+    lore: LoreDep,
+    url: Annotated[str, Query(min_length=1, description="A page of the domain.")],
+    goal: Annotated[str, Query(min_length=1, max_length=1000)],
+    k: Annotated[int, Query(ge=1, le=20)] = 3,
+) -> SkillList:
+    try:
+        domain = page_domain(url)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    hits = await anyio.to_thread.run_sync(lambda: lore.skills.search(lore.tenant, domain, goal, k))
+    return SkillList(skills=[SkillView.of(h.skill, h) for h in hits])

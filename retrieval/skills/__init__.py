@@ -1,0 +1,25 @@
+"""Episodic skills: which action worked on a site when another failed, for an agent's next try."""
+
+from retrieval.skills.edge import EdgeSkillIndex
+from retrieval.skills.library import SkillLibrary
+from retrieval.skills.types import (
+    FailedState,
+    Skill,
+    SkillHit,
+    SkillIndex,
+    SkillRules,
+    SuccessfulAction,
+    skill_id,
+)
+
+__all__ = [
+    "EdgeSkillIndex",
+    "FailedState",
+    "Skill",
+    "SkillHit",
+    "SkillIndex",
+    "SkillLibrary",
+    "SkillRules",
+    "SuccessfulAction",
+    "skill_id",
+]
