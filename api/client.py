@@ -1,0 +1,327 @@
+"""A typed client for the agent side, sync and async from one definition.
+
+Each endpoint is written once, in `calls`, as a function that builds a `Call`: the HTTP request
+and how to read its answer. `LoreClient` sends calls over `httpx.Client`, `AsyncLoreClient` over
+`httpx.AsyncClient`; neither repeats an endpoint:
+
+    from api.client import LoreClient, calls
+
+    with LoreClient("http://127.0.0.1:8741", api_key=None) as lore:
+        context = lore(calls.agent_context("https://app.example.com/p", goal="Add a patient"))
+        for skill in context.skills:
+            print(skill.hint)
+
+    async with AsyncLoreClient("http://127.0.0.1:8741") as lore:
+        context = await lore(calls.agent_context(url, query="how do I add a patient?"))
+
+This module imports only httpx and the standard library, so an agent can use it without the
+server's dependencies being loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Generic, TypeVar
+
+import httpx
+
+T = TypeVar("T")
+
+
+class LoreError(Exception):
+    """An error answer: `status` (HTTP), `code` and `message` as the API sent them."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    read: Callable[[Any], T]
+    json: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+
+
+# What comes back -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    text: str
+    url: str
+    title: str
+    heading_path: list[str]
+    score: float
+    phase: str
+    trigger_action: str | None
+    fetched_at: str
+    scope: str | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Chunk:
+        return cls(
+            id=data["id"],
+            text=data["text"],
+            url=data["url"],
+            title=data["title"],
+            heading_path=list(data["headingPath"]),
+            score=float(data["score"]),
+            phase=data["phase"],
+            trigger_action=data.get("triggerAction"),
+            fetched_at=data["fetchedAt"],
+            scope=data.get("scope"),
+        )
+
+
+@dataclass(frozen=True)
+class Skill:
+    id: str
+    domain: str
+    goal: str
+    hint: str
+    success_count: int
+    failure_count: int
+    success_rate: float
+    score: float | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Skill:
+        return cls(
+            id=data["id"],
+            domain=data["domain"],
+            goal=data["goal"],
+            hint=data["hint"],
+            success_count=int(data["successCount"]),
+            failure_count=int(data["failureCount"]),
+            success_rate=float(data["successRate"]),
+            score=data.get("score"),
+        )
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    chunks: list[Chunk]
+    has_org_knowledge: bool
+    skills: list[Skill]
+    site_model: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> AgentContext:
+        return cls(
+            chunks=[Chunk.of(c) for c in data["chunks"]],
+            has_org_knowledge=bool(data["hasOrgKnowledge"]),
+            skills=[Skill.of(s) for s in data["skills"]],
+            site_model=data.get("siteModel"),
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    kind: str
+    status: str
+    progress: float
+    message: str
+    counts: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed", "cancelled")
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Job:
+        return cls(
+            id=data["id"],
+            kind=data["kind"],
+            status=data["status"],
+            progress=float(data["progress"]),
+            message=data["message"],
+            counts=dict(data.get("counts") or {}),
+            error=data.get("error"),
+        )
+
+
+# The endpoints, once ---------------------------------------------------------------------------
+
+
+def _camel(**values: Any) -> dict[str, Any]:
+    out = {}
+    for key, value in values.items():
+        if value is not None:
+            head, *rest = key.split("_")
+            out[head + "".join(p.title() for p in rest)] = value
+    return out
+
+
+def agent_context(
+    url: str,
+    query: str | None = None,
+    goal: str | None = None,
+    k: int = 8,
+    parameter: str | None = None,
+) -> Call[AgentContext]:
+    """What to know before planning a step on `url` (see POST /agent/context)."""
+    body = _camel(url=url, query=query, goal=goal, k=k, parameter=parameter)
+    return Call("POST", "/agent/context", AgentContext.of, json=body)
+
+
+def resolve(url: str, query: str | None = None, k: int = 8) -> Call[list[Chunk]]:
+    params = _camel(url=url, query=query, k=k)
+    return Call(
+        "GET", "/knowledge/resolve", lambda d: [Chunk.of(c) for c in d["chunks"]], params=params
+    )
+
+
+def search(query: str, k: int = 10, **filters: Any) -> Call[list[Chunk]]:
+    """POST /knowledge/query; filters in snake_case (domains, url_prefixes, phases, ...)."""
+    return Call(
+        "POST",
+        "/knowledge/query",
+        lambda d: [Chunk.of(c) for c in d["chunks"]],
+        json=_camel(query=query, k=k, **filters),
+    )
+
+
+def record_skill(
+    url: str,
+    goal: str,
+    failed_action: str,
+    successful_action: str,
+    failed_element: str = "",
+    successful_element: str = "",
+    error_type: str = "",
+    strategy: str = "",
+) -> Call[Skill]:
+    """Remember that `successful_action` worked where `failed_action` did not, for `goal`."""
+    body = {
+        "url": url,
+        "goal": goal,
+        "failedState": {
+            "action": failed_action,
+            "elementDescription": failed_element,
+            "errorType": error_type,
+        },
+        "successfulAction": {
+            "action": successful_action,
+            "elementDescription": successful_element,
+            "strategy": strategy,
+        },
+    }
+    return Call("POST", "/skills", Skill.of, json=body)
+
+
+def skill_outcome(skill_id: str, success: bool) -> Call[Skill]:
+    return Call("POST", f"/skills/{skill_id}/outcome", Skill.of, json={"success": success})
+
+
+def search_skills(url: str, goal: str, k: int = 3) -> Call[list[Skill]]:
+    return Call(
+        "GET",
+        "/skills/search",
+        lambda d: [Skill.of(s) for s in d["skills"]],
+        params={"url": url, "goal": goal, "k": k},
+    )
+
+
+def snapshot(
+    url: str, phase: str, dom: str, trigger_action: str | None = None
+) -> Call[dict[str, Any]]:
+    """A DOM snapshot from the agent's browser (phase 'initial' or 'post_interaction')."""
+    body = _camel(url=url, phase=phase, dom=dom, trigger_action=trigger_action)
+    return Call("POST", "/knowledge/spa/snapshots", dict, json=body)
+
+
+def index_link(url: str, strategy: str = "single", **options: Any) -> Call[Job]:
+    return Call(
+        "POST",
+        "/knowledge/index-link",
+        lambda d: Job(d["jobId"], "index-link", d["status"], 0.0, ""),
+        json=_camel(url=url, strategy=strategy, **options),
+    )
+
+
+def job(job_id: str) -> Call[Job]:
+    return Call("GET", f"/knowledge/jobs/{job_id}", Job.of)
+
+
+class calls:
+    agent_context = staticmethod(agent_context)
+    resolve = staticmethod(resolve)
+    search = staticmethod(search)
+    record_skill = staticmethod(record_skill)
+    skill_outcome = staticmethod(skill_outcome)
+    search_skills = staticmethod(search_skills)
+    snapshot = staticmethod(snapshot)
+    index_link = staticmethod(index_link)
+    job = staticmethod(job)
+
+
+# Two transports --------------------------------------------------------------------------------
+
+
+def _answer(call: Call[T], response: httpx.Response) -> T:
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+            code, message = str(body["error"]), str(body["message"])
+        except (ValueError, KeyError, TypeError):
+            code, message = "http_error", response.text[:500]
+        raise LoreError(response.status_code, code, message)
+    return call.read(response.json())
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+class LoreClient:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0):
+        self._http = httpx.Client(base_url=base_url, headers=_headers(api_key), timeout=timeout_s)
+
+    def __call__(self, call: Call[T]) -> T:
+        response = self._http.request(call.method, call.path, json=call.json, params=call.params)
+        return _answer(call, response)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> LoreClient:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class AsyncLoreClient:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 30.0):
+        self._http = httpx.AsyncClient(
+            base_url=base_url, headers=_headers(api_key), timeout=timeout_s
+        )
+
+    async def __call__(self, call: Call[T]) -> T:
+        response = await self._http.request(
+            call.method, call.path, json=call.json, params=call.params
+        )
+        return _answer(call, response)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncLoreClient:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()

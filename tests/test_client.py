@@ -1,0 +1,80 @@
+"""The typed client, sync and async, against a real server on 127.0.0.1 (uvicorn in a thread,
+the real model): the same `calls` through both transports, and errors as `LoreError`."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from api import Lore, create_app
+from api.client import AsyncLoreClient, LoreClient, LoreError, calls
+from ingest import Embedder
+from tests.conftest import make_settings
+
+PAGE = "https://ehr.clinic.test/patients"
+DOM = (
+    "<html><body><h1>Patients</h1><section id='help'><p>New patients are added from the "
+    "New/Search entry of the Patient menu.</p></section></body></html>"
+)
+
+
+@pytest.fixture
+def server(tmp_path: Path, real_embedder: Embedder) -> Iterator[str]:
+    settings = make_settings(tmp_path / "data")
+    lore = Lore(settings, embedder=real_embedder)
+    config = uvicorn.Config(
+        create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
+    )
+    running = uvicorn.Server(config)
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{running.servers[0].sockets[0].getsockname()[1]}"
+    running.should_exit = True
+    thread.join(timeout=10)
+    lore.close()
+
+
+def test_sync_client(server: str) -> None:
+    with LoreClient(server) as lore:
+        stored = lore(calls.snapshot(PAGE, "initial", DOM))
+        assert stored["chunks"] >= 1
+        skill = lore(
+            calls.record_skill(
+                PAGE, "Add a new patient", "click(68)", "click(79)", "Patient menu", "New/Search"
+            )
+        )
+        assert lore(calls.skill_outcome(skill.id, success=True)).success_count == 2
+        context = lore(calls.agent_context(PAGE, query="add a patient", goal="add a new patient"))
+        assert "New/Search" in context.chunks[0].text
+        assert context.skills[0].hint.startswith("Last time 'click(68)' (Patient menu)")
+        assert [s.id for s in lore(calls.search_skills(PAGE, "add a new patient"))] == [skill.id]
+        with pytest.raises(LoreError) as error:
+            lore(calls.skill_outcome("00000000-0000-0000-0000-000000000000", True))
+        assert error.value.status == 404 and error.value.code == "not_found"
+        with pytest.raises(LoreError) as error:
+            lore(calls.snapshot(PAGE, "post_interaction", DOM))
+        assert error.value.status == 422 and "triggerAction" in error.value.message
+
+
+def test_async_client_sends_the_same_calls(server: str) -> None:
+    async def run() -> None:
+        async with AsyncLoreClient(server) as lore:
+            await lore(calls.snapshot(PAGE, "initial", DOM))
+            chunks = await lore(calls.resolve(PAGE, "how are new patients added?"))
+            assert "New/Search" in chunks[0].text
+            found = await lore(calls.search("patient menu", k=3))
+            assert found and found[0].url == PAGE
+            context = await lore(calls.agent_context(PAGE, parameter="patient menu entry"))
+            assert context.skills == [] and context.chunks
+
+    asyncio.run(run())
