@@ -327,6 +327,25 @@ def query(
     _print_chunks([ChunkView.of(h).model_dump(by_alias=True) for h in hits], as_json)
 
 
+@app.command()
+def mcp() -> None:
+    """Serve lore's agent tools over MCP on stdio (agent_context, resolve, search,
+    record_skill, skill_outcome), through the running server or one started in-process."""
+    from api.mcp import build_server, embedded_server  # noqa: PLC0415
+
+    settings = _settings()
+    logging.basicConfig(level="WARNING", format="%(levelname)s %(name)s: %(message)s")
+    url = _server_url(settings)
+    running = None
+    if url is None:
+        url, running = embedded_server(settings)
+    try:
+        build_server(url).run("stdio")
+    finally:
+        if running is not None:
+            running.should_exit = True
+
+
 def main() -> None:
     app()
 

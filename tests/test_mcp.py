@@ -1,0 +1,62 @@
+"""`lore mcp` over stdio, spoken to by the MCP SDK's own client: the tools are listed and
+callable, recording a skill and getting its hint back through agent_context. The server runs
+with the hash embedder (a deterministic fake) so the subprocess starts fast."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+LORE = str(Path(sys.executable).with_name("lore"))
+PAGE = "https://ehr.clinic.test/patients"
+
+
+def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "LORE_DATA_DIR": str(tmp_path / "data"),
+        "LORE_EMBEDDING__BACKEND": "hash",
+        "LORE_SERVER_URL": "",
+    }
+
+    async def run() -> None:
+        params = StdioServerParameters(command=LORE, args=["mcp"], env=env)
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {t.name for t in (await session.list_tools()).tools}
+            assert tools == {
+                "agent_context",
+                "resolve",
+                "search",
+                "record_skill",
+                "skill_outcome",
+            }
+            recorded = await session.call_tool(
+                "record_skill",
+                {
+                    "url": PAGE,
+                    "goal": "Add a new patient",
+                    "failed_action": "click(68)",
+                    "successful_action": "click(79)",
+                    "failed_element": "Patient menu",
+                    "successful_element": "New/Search",
+                },
+            )
+            assert not recorded.is_error, recorded
+            context = await session.call_tool(
+                "agent_context", {"url": PAGE, "goal": "Add a new patient"}
+            )
+            assert not context.is_error, context
+            data = context.structured_content or json.loads(context.content[0].text)
+            hint = data["skills"][0]["hint"]
+            assert hint.startswith("Last time 'click(68)' (Patient menu) failed")
+            bad = await session.call_tool("resolve", {"url": "not a url", "query": "x"})
+            assert bad.is_error
+
+    asyncio.run(asyncio.wait_for(run(), timeout=120))
