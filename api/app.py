@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import errors
+from api.auth import Authenticator
 from api.jobs import JobWorker
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
@@ -33,6 +34,7 @@ def create_app(
         instance = lore or Lore(settings)
         worker = JobWorker(instance, settings.workers)
         app.state.lore = instance
+        app.state.auth = Authenticator(instance.catalog, settings.auth.rate_limit_per_minute)
         app.state.worker = worker
         worker.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)

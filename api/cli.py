@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -52,6 +52,11 @@ def _server_url(settings: Settings) -> str | None:
     if settings.server_url:
         raise typer.BadParameter(f"no lore server answers at {settings.server_url}")
     return None
+
+
+def _auth(settings: Settings) -> dict[str, str]:
+    """The header that lets the CLI use a running server (LORE_API_KEY)."""
+    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
 
 
 @contextmanager
@@ -130,6 +135,7 @@ def serve(
     port = port or settings.port
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    _first_key(settings)
     url = f"http://{host}:{port}"
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
     uvicorn.run(create_app(settings, announce_url=url), host=host, port=port, log_level=log_level)
@@ -188,14 +194,18 @@ def index_link(
             lore.close()
         view: dict[str, Any] = JobView.of(done).model_dump(by_alias=True)
     else:
-        job_id = _check(httpx.post(f"{server}/knowledge/index-link", json=request))["jobId"]
+        job_id = _check(
+            httpx.post(f"{server}/knowledge/index-link", json=request, headers=_auth(settings))
+        )["jobId"]
         console.print(f"job {job_id} queued on {server}")
         if not wait:
             return
         with _progress("index-link") as bar:
             task = bar.add_task(f"crawling {url}", total=None)
             while True:
-                view = _check(httpx.get(f"{server}/knowledge/jobs/{job_id}"))
+                view = _check(
+                    httpx.get(f"{server}/knowledge/jobs/{job_id}", headers=_auth(settings))
+                )
                 bar.update(task, **_bar_fields(view))
                 if view["status"] in ("completed", "failed", "cancelled"):
                     break
@@ -266,6 +276,7 @@ def ingest(
         with console.status(f"uploading {len(files)} file(s) to {server}"):
             response = httpx.post(
                 f"{server}/knowledge/ingest",
+                headers=_auth(settings),
                 files=handles,
                 data=data,
                 timeout=httpx.Timeout(10.0, read=None),  # embedding a large file takes time
@@ -305,13 +316,19 @@ def query(
             body = _check(
                 httpx.get(
                     f"{server}/knowledge/resolve",
+                    headers=_auth(settings),
                     params={"url": url, "query": text, "k": k},
                     timeout=30,
                 )
             )
         else:
             body = _check(
-                httpx.post(f"{server}/knowledge/query", json={"query": text, "k": k}, timeout=30)
+                httpx.post(
+                    f"{server}/knowledge/query",
+                    json={"query": text, "k": k},
+                    headers=_auth(settings),
+                    timeout=30,
+                )
             )
         _print_chunks(body["chunks"], as_json)
         return
@@ -327,23 +344,125 @@ def query(
     _print_chunks([ChunkView.of(h).model_dump(by_alias=True) for h in hits], as_json)
 
 
+def _first_key(settings: Settings) -> None:
+    """With no API key yet, make one for the default tenant (every domain) and print it once."""
+    if not settings.auth.required:
+        console.print("[yellow]auth is off (LORE_AUTH__REQUIRED=false): no API keys needed")
+        return
+    from api.auth import Authenticator  # noqa: PLC0415
+    from retrieval import Catalog  # noqa: PLC0415
+
+    catalog = Catalog(settings.catalog_url)
+    try:
+        if any(k.revoked_at is None for k in catalog.api_keys()):
+            return
+        auth = Authenticator(catalog, settings.auth.rate_limit_per_minute)
+        key, record = auth.create_key(settings.tenant, "first key", key=settings.auth.bootstrap_key)
+    finally:
+        catalog.close()
+    if settings.auth.bootstrap_key:
+        console.print(f"created API key {record.id} from LORE_AUTH__BOOTSTRAP_KEY")
+        return
+    console.print(
+        f"[bold]API key for tenant {settings.tenant!r} (shown once; store it now):[/bold] {key}\n"
+        "send it as 'Authorization: Bearer <key>'; the CLI reads LORE_API_KEY"
+    )
+
+
+keys_app = typer.Typer(help="API keys: each maps to a tenant and its allowedDomains.")
+app.add_typer(keys_app, name="keys")
+
+
+def _keys() -> Any:
+    from api.auth import Authenticator  # noqa: PLC0415
+    from retrieval import Catalog  # noqa: PLC0415
+
+    settings = _settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    catalog = Catalog(settings.catalog_url)
+    return catalog, Authenticator(catalog, settings.auth.rate_limit_per_minute)
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option(help="The tenant the key acts for")] = "default",
+    name: Annotated[str, typer.Option(help="What the key is for")] = "",
+    allowed_domain: Annotated[
+        list[str] | None,
+        typer.Option(help="A domain the tenant may use ('*.example.com', '*' for all); repeat"),
+    ] = None,
+    rate_limit: Annotated[
+        int | None, typer.Option(help="Requests per minute (default: the server's)", min=1)
+    ] = None,
+) -> None:
+    """Create a key (and the tenant, if new); the key is printed once."""
+    catalog, auth = _keys()
+    try:
+        key, record = auth.create_key(tenant, name, allowed_domain, rate_limit)
+        domains = catalog.get_tenant(tenant).allowed_domains
+    except ValueError as exc:
+        _fail(str(exc), 2)
+    finally:
+        catalog.close()
+    console.print(f"key {record.id} for tenant {tenant!r} (allowedDomains: {', '.join(domains)})")
+    console.print(f"[bold]{key}[/bold]  (shown once)")
+
+
+@keys_app.command("list")
+def keys_list(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys")] = None,
+) -> None:
+    """Keys with their tenant, name, limit and state (never the keys themselves)."""
+    catalog, _ = _keys()
+    try:
+        for key in catalog.api_keys(tenant):
+            state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
+            limit = f"{key.rate_limit}/min" if key.rate_limit else "default limit"
+            console.print(
+                f"{key.id}  {key.prefix}…  tenant={key.tenant_id}  {state}  {limit}  {key.name}"
+            )
+    finally:
+        catalog.close()
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The id `lore keys list` shows")],
+) -> None:
+    """Revoke a key: a running server refuses it within a few seconds."""
+    from retrieval import NotFoundError  # noqa: PLC0415
+
+    catalog, auth = _keys()
+    try:
+        record = auth.revoke(key_id)
+    except NotFoundError as exc:
+        _fail(str(exc), 2)
+    finally:
+        catalog.close()
+    console.print(f"revoked {record.id} (tenant {record.tenant_id})")
+
+
 @app.command()
 def mcp() -> None:
     """Serve lore's agent tools over MCP on stdio (agent_context, resolve, search,
     record_skill, skill_outcome), through the running server or one started in-process."""
-    from api.mcp import build_server, embedded_server  # noqa: PLC0415
+    from api.mcp import build_server, embedded_server, session_key  # noqa: PLC0415
 
     settings = _settings()
     logging.basicConfig(level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     url = _server_url(settings)
+    key: str | None = settings.api_key
+    done: Callable[[], None] = lambda: None  # noqa: E731
     running = None
     if url is None:
+        key, done = session_key(settings)
         url, running = embedded_server(settings)
     try:
-        build_server(url).run("stdio")
+        build_server(url, key).run("stdio")
     finally:
         if running is not None:
             running.should_exit = True
+        done()
 
 
 def main() -> None:

@@ -1,18 +1,39 @@
-"""Dependency aliases for routes."""
+"""Dependency aliases for routes: the caller (from its API key) and lore scoped to its tenant."""
 
 from __future__ import annotations
 
+import copy
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from api.auth import Authenticator, Principal
 from api.jobs import JobWorker
 from api.service import Lore
+from retrieval import Tenant
+
+
+def authenticate(request: Request) -> Principal | None:
+    """Router dependency: 401/429 unless the request carries a valid key with room to spare."""
+    lore: Lore = request.app.state.lore
+    if not lore.settings.auth.required:
+        return None
+    auth: Authenticator = request.app.state.auth
+    principal = auth.authenticate(request.headers.get("authorization"))
+    request.state.principal = principal
+    return principal
 
 
 def _lore(request: Request) -> Lore:
+    """The app's lore, scoped to the caller's tenant (a shallow copy: the same engine)."""
     lore: Lore = request.app.state.lore
-    return lore
+    principal: Principal | None = getattr(request.state, "principal", None)
+    if principal is None:
+        return lore
+    scoped = copy.copy(lore)
+    scoped.tenant = principal.tenant.id
+    scoped.allowed = principal.tenant
+    return scoped
 
 
 def _worker(request: Request) -> JobWorker:
@@ -22,3 +43,5 @@ def _worker(request: Request) -> JobWorker:
 
 LoreDep = Annotated[Lore, Depends(_lore)]
 WorkerDep = Annotated[JobWorker, Depends(_worker)]
+Authenticated = Depends(authenticate)
+__all__ = ["Authenticated", "LoreDep", "Tenant", "WorkerDep"]

@@ -31,11 +31,14 @@ log = logging.getLogger(__name__)
 class ApiError(Exception):
     """An error raised by a route with its status and code."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers or {}
 
 
 _STATUS: list[tuple[type[Exception], int, str]] = [
@@ -73,7 +76,9 @@ def error_body(code: str, message: str) -> dict[str, str]:
 def install(app: FastAPI) -> None:
     async def api_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, ApiError)
-        return JSONResponse(error_body(exc.code, exc.message), status_code=exc.status)
+        return JSONResponse(
+            error_body(exc.code, exc.message), status_code=exc.status, headers=exc.headers
+        )
 
     async def domain_error(_: Request, exc: Exception) -> JSONResponse:
         status, code = status_for(exc)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -78,6 +79,25 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
         return asdict(await send(calls.skill_outcome(skill_id, success)))
 
     return server
+
+
+def session_key(settings: Any) -> tuple[str | None, Callable[[], None]]:
+    """A key for this MCP session on the in-process server, revoked when it ends (none when
+    auth is off)."""
+    if not settings.auth.required:
+        return None, lambda: None
+    from api.auth import Authenticator  # noqa: PLC0415
+    from retrieval import Catalog  # noqa: PLC0415
+
+    catalog = Catalog(settings.catalog_url)
+    auth = Authenticator(catalog, settings.auth.rate_limit_per_minute)
+    key, record = auth.create_key(settings.tenant, "lore mcp (in-process, this session)")
+
+    def revoke() -> None:
+        auth.revoke(record.id)
+        catalog.close()
+
+    return key, revoke
 
 
 def embedded_server(settings: Any) -> tuple[str, Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from api.auth import check_url, domain_allowed
 from api.settings import Settings
 from crawl import (
     RENDERS,
@@ -50,6 +51,7 @@ from retrieval import (
     QdrantStore,
     SearchMode,
     SearchQuery,
+    Tenant,
     VectorStore,
 )
 from retrieval.ranking import Freshness, rerank
@@ -176,6 +178,10 @@ class Lore:
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
+        # The tenant this instance acts for; a request's copy carries its key's tenant and
+        # allowedDomains (None: the operator's own instance, every domain).
+        self.tenant: str = settings.tenant
+        self.allowed: Tenant | None = None
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_url)
@@ -238,9 +244,10 @@ class Lore:
             Sandbox(documents.timeout_s, documents.memory_mb or None) if documents.isolate else None
         )
 
-    @property
-    def tenant(self) -> str:
-        return self.settings.tenant
+    def check_domain(self, url: str) -> None:
+        """403 when this request's tenant may not use `url`'s domain (allowedDomains)."""
+        if self.allowed is not None:
+            check_url(self.allowed, url)
 
     def close(self) -> None:
         self.skills.close()
@@ -274,6 +281,7 @@ class Lore:
             raise ValueError("a url can only be given for a single uploaded file")
         if url is not None:
             page_domain(url)
+            self.check_domain(url)
         prepared: list[PreparedDocument | IngestError] = []
         for upload in uploads:
             source = SourceDocument(
@@ -331,6 +339,7 @@ class Lore:
         """Validate and queue an index-link job (run it with `run_link_job` or the worker)."""
         crawl = self.settings.crawl
         canonicalize(url)  # raises ValueError for anything but an absolute http(s) URL
+        self.check_domain(url)
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(STRATEGIES)}")
         if render not in RENDERS:
@@ -395,6 +404,7 @@ class Lore:
         """Store a DOM snapshot of `url` taken at load (`initial`) or after an action."""
         if phase not in PHASES:
             raise SnapshotError(f"unknown phase {phase!r}; choose one of {list(PHASES)}")
+        self.check_domain(canonicalize(url))
         snapshot = Snapshot(
             tenant_id=self.tenant,
             url=canonicalize(url),
@@ -411,6 +421,7 @@ class Lore:
         """Validate and queue a server-side capture of a single-page app."""
         spa = self.settings.spa
         canonical = canonicalize(url)
+        self.check_domain(canonical)
         if not 1 <= max_actions <= spa.max_actions:
             raise ValueError(f"maxActions must be between 1 and {spa.max_actions}")
         if spa.policy == "llm" and not spa.llm_base_url:
@@ -451,6 +462,7 @@ class Lore:
     ) -> ResolveResult:
         """What lore knows for an agent on `url`: the page's domain, org knowledge first."""
         domain = page_domain(url)
+        self.check_domain(url)
         flt = ChunkFilter(
             tenant_ids=(self.tenant, PUBLIC_TENANT),
             domains=(domain,),
@@ -504,7 +516,14 @@ class Lore:
         tenants = (self.tenant, PUBLIC_TENANT) if include_public else (self.tenant,)
         flt = flt or ChunkFilter()
         scoped = replace(flt, tenant_ids=tenants, domains=tuple(d.lower() for d in flt.domains))
-        return self.search(text, scoped, k, mode)
+        hits = self.search(text, scoped, k, mode)
+        if self.allowed is not None:  # uploads without a URL have no domain: the tenant's own
+            hits = [
+                h
+                for h in hits
+                if not h.chunk.domain or domain_allowed(self.allowed, h.chunk.domain)
+            ]
+        return hits
 
     # documents --------------------------------------------------------------------------------
 

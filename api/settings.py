@@ -116,6 +116,18 @@ class SpaSettings(BaseModel):
     llm_api_key: str | None = None
 
 
+class AuthSettings(BaseModel):
+    required: bool = Field(
+        True, description="API keys on every route but /healthz; false only for local experiments."
+    )
+    rate_limit_per_minute: int = Field(600, ge=1, description="Per key, unless the key says.")
+    bootstrap_key: str | None = Field(
+        None,
+        description="The first key `lore serve` creates when there is none (default: a random "
+        "one, printed once). For automation; must start with 'lore_'.",
+    )
+
+
 class SkillSettings(BaseModel):
     ttl_days: float = Field(90.0, gt=0, description="A skill unused this long is forgotten.")
     max_per_tenant: int = Field(10_000, ge=1, description="The least useful go first above it.")
@@ -220,6 +232,8 @@ class Settings(BaseSettings):
     browser: BrowserSettings = BrowserSettings()
     spa: SpaSettings = SpaSettings()
     skills: SkillSettings = SkillSettings()
+    auth: AuthSettings = AuthSettings()
+    api_key: str | None = Field(None, description="The key the CLI sends to a running server.")
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()

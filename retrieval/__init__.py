@@ -2,7 +2,17 @@
 relational catalog of documents and jobs, and deterministic ids. The bottom layer: imports no
 other lore package."""
 
-from retrieval.catalog import URL_STATES, Catalog, CrawlUrl, Document, Job, SiteModel, utcnow
+from retrieval.catalog import (
+    URL_STATES,
+    ApiKey,
+    Catalog,
+    CrawlUrl,
+    Document,
+    Job,
+    SiteModel,
+    Tenant,
+    utcnow,
+)
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
@@ -21,6 +31,7 @@ from retrieval.types import (
 
 __all__ = [
     "URL_STATES",
+    "ApiKey",
     "Catalog",
     "Chunk",
     "ChunkFilter",
@@ -38,6 +49,7 @@ __all__ = [
     "SearchQuery",
     "SiteModel",
     "StoreUnavailableError",
+    "Tenant",
     "VectorStore",
     "bytes_hash",
     "chunk_id",

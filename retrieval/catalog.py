@@ -91,6 +91,27 @@ class _SiteModelRow(_Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class _TenantRow(_Base):
+    __tablename__ = "lore_tenants"
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    allowed_domains: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _ApiKeyRow(_Base):
+    __tablename__ = "lore_api_keys"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    prefix: Mapped[str] = mapped_column(
+        String(32)
+    )  # the key's first characters, to tell keys apart
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    name: Mapped[str] = mapped_column(Text, default="")
+    rate_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # requests per minute
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class _JobRow(_Base):
     __tablename__ = "lore_jobs"
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
@@ -143,6 +164,29 @@ class CrawlUrl:
     document_id: str | None = None
     chunks: int = 0
     updated_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Tenant:
+    id: str
+    allowed_domains: tuple[str, ...]  # host names, "*.example.com" for subdomains, "*" for all
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: str
+    prefix: str
+    tenant_id: str
+    name: str
+    rate_limit: int | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+def _api_key(row: _ApiKeyRow) -> ApiKey:
+    return ApiKey(
+        row.id, row.prefix, row.tenant_id, row.name, row.rate_limit, row.created_at, row.revoked_at
+    )
 
 
 @dataclass(frozen=True)
@@ -285,6 +329,62 @@ class Catalog:
             if row is None or row.tenant_id != tenant_id:
                 raise NotFoundError(f"no document {doc_id}")
             return tuple(row.links or ())
+
+    # tenants and API keys --------------------------------------------------------------------
+
+    def put_tenant(self, tenant_id: str, allowed_domains: Sequence[str]) -> Tenant:
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_TenantRow, tenant_id)
+            if row is None:
+                row = _TenantRow(id=tenant_id, created_at=utcnow(), allowed_domains=[])
+                session.add(row)
+            row.allowed_domains = [d.lower() for d in allowed_domains]
+            return Tenant(row.id, tuple(row.allowed_domains))
+
+    def get_tenant(self, tenant_id: str) -> Tenant:
+        with Session(self._engine) as session:
+            row = session.get(_TenantRow, tenant_id)
+            if row is None:
+                raise NotFoundError(f"no tenant {tenant_id!r}")
+            return Tenant(row.id, tuple(row.allowed_domains or ()))
+
+    def add_api_key(
+        self, key_hash: str, prefix: str, tenant_id: str, name: str, rate_limit: int | None
+    ) -> ApiKey:
+        self.get_tenant(tenant_id)
+        row = _ApiKeyRow(
+            id=uuid.uuid4().hex[:16],
+            key_hash=key_hash,
+            prefix=prefix,
+            tenant_id=tenant_id,
+            name=name,
+            rate_limit=rate_limit,
+            created_at=utcnow(),
+        )
+        with Session(self._engine) as session, session.begin():
+            session.add(row)
+            session.flush()
+            return _api_key(row)
+
+    def api_key_by_hash(self, key_hash: str) -> ApiKey | None:
+        with Session(self._engine) as session:
+            row = session.scalars(select(_ApiKeyRow).where(_ApiKeyRow.key_hash == key_hash)).first()
+            return _api_key(row) if row is not None else None
+
+    def api_keys(self, tenant_id: str | None = None) -> list[ApiKey]:
+        with Session(self._engine) as session:
+            query = select(_ApiKeyRow).order_by(_ApiKeyRow.created_at)
+            if tenant_id is not None:
+                query = query.where(_ApiKeyRow.tenant_id == tenant_id)
+            return [_api_key(r) for r in session.scalars(query)]
+
+    def revoke_api_key(self, key_id: str) -> ApiKey:
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_ApiKeyRow, key_id)
+            if row is None:
+                raise NotFoundError(f"no API key {key_id!r}")
+            row.revoked_at = row.revoked_at or utcnow()
+            return _api_key(row)
 
     def put_site_model(self, tenant_id: str, url: str, domain: str, model: dict[str, Any]) -> None:
         key = hashlib.sha256(f"{tenant_id}\x1f{url}".encode()).hexdigest()

@@ -19,6 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api import Lore, Settings, create_app
+from api.auth import Authenticator
 from ingest import Embedder, OnnxEmbedder, SentenceTransformerEmbedder
 
 
@@ -146,7 +147,11 @@ def make_client(tmp_path: Path, real_embedder: Embedder) -> Iterator[Callable[..
         opened.clear()
         settings = make_settings(tmp_path / "data", **overrides)
         lore = Lore(settings, embedder=real_embedder)
-        client = TestClient(create_app(settings, lore=lore))
+        # Every request carries a key of the default tenant, as a real agent's would.
+        key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "tests")
+        client = TestClient(
+            create_app(settings, lore=lore), headers={"Authorization": f"Bearer {key}"}
+        )
         client.__enter__()
         opened.append((client, lore))
         return client
@@ -163,11 +168,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# The first key a `lore serve` started by a test creates (LORE_AUTH__BOOTSTRAP_KEY), and the
+# header that carries it; the CLI reads it from LORE_API_KEY.
+TEST_KEY = "lore_test-key-for-servers-started-by-tests"
+AUTH = {"Authorization": f"Bearer {TEST_KEY}"}
+
+
 @contextmanager
 def lore_server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """`lore serve` in its own process on a free port of 127.0.0.1 with `env`; stopped (if
     still running) when the block ends."""
-    env = {**env, "LORE_PORT": str(free_port())}
+    env = {
+        "LORE_AUTH__BOOTSTRAP_KEY": TEST_KEY,
+        "LORE_API_KEY": TEST_KEY,
+        **env,
+        "LORE_PORT": str(free_port()),
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
         env=env,

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import Page, Site, lore_server
+from tests.conftest import AUTH, TEST_KEY, Page, Site, lore_server
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +41,7 @@ def env(tmp_path: Path) -> dict[str, str]:
             "LORE_DATA_DIR": str(tmp_path / "data"),
             "LORE_EMBEDDING__BACKEND": "hash",
             "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
+            "LORE_API_KEY": TEST_KEY,  # the key lore_server's `lore serve` starts with
             "COLUMNS": "200",
         }
     )
@@ -95,8 +96,37 @@ def test_cli_talks_to_a_running_server(env: dict[str, str], server: str, tmp_pat
     result = lore(env, "ingest", str(doc))
     assert result.returncode == 0, result.stderr
     assert "1 chunks" in result.stderr
-    assert httpx.get(f"{server}/knowledge/documents").json()["total"] == 1
+    assert httpx.get(f"{server}/knowledge/documents", headers=AUTH).json()["total"] == 1
     result = lore(env, "query", "laptop IT desk", "--json")
     assert result.returncode == 0 and "floor 3" in json.loads(result.stdout)[0]["text"]
     failed = lore(env, "index-link", "http://127.0.0.1:9/unreachable")
     assert failed.returncode == 1 and "job failed" in failed.stderr
+
+
+def test_keys_are_created_listed_and_revoked(env: dict[str, str]) -> None:
+    made = lore(
+        env,
+        "keys",
+        "create",
+        "--tenant",
+        "acme",
+        "--name",
+        "agent",
+        "--allowed-domain",
+        "*.acme.test",
+        "--rate-limit",
+        "30",
+    )
+    assert made.returncode == 0, made.stderr
+    output = made.stdout + made.stderr
+    [key] = [w for w in output.split() if w.startswith("lore_")]
+    assert "allowedDomains: *.acme.test" in " ".join(output.split())
+    listed = lore(env, "keys", "list", "--tenant", "acme")
+    line = " ".join((listed.stdout + listed.stderr).split())
+    assert "tenant=acme active 30/min agent" in line and key not in line  # never the key
+    key_id = line.split()[0]
+    revoked = lore(env, "keys", "revoke", key_id)
+    assert revoked.returncode == 0, revoked.stderr
+    after = lore(env, "keys", "list", "--tenant", "acme")
+    assert "revoked" in after.stdout + after.stderr
+    assert lore(env, "keys", "revoke", "nope").returncode == 2

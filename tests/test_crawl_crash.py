@@ -16,7 +16,7 @@ import pytest
 
 from api import Lore, Settings
 from retrieval import ChunkFilter
-from tests.conftest import Page, Site, lore_server
+from tests.conftest import AUTH, Page, Site, lore_server
 
 pytestmark = pytest.mark.slow
 
@@ -58,7 +58,9 @@ def chunk_ids(data_dir: Path) -> set[str]:
 
 
 def job_view(url: str, job_id: str) -> dict[str, object]:
-    body: dict[str, object] = httpx.get(f"{url}/knowledge/jobs/{job_id}", timeout=5).json()
+    body: dict[str, object] = httpx.get(
+        f"{url}/knowledge/jobs/{job_id}", headers=AUTH, timeout=5
+    ).json()
     return body
 
 
@@ -84,7 +86,9 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
     data_dir = tmp_path / "killed"
     env = environment(data_dir)
     with lore_server(env) as (url, proc):
-        job_id = httpx.post(f"{url}/knowledge/index-link", json=request).json()["jobId"]
+        job_id = httpx.post(f"{url}/knowledge/index-link", headers=AUTH, json=request).json()[
+            "jobId"
+        ]
         deadline = time.monotonic() + 120
         while job_view(url, job_id)["counts"].get("ingested", 0) < 60:  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "the crawl made no progress"
@@ -102,6 +106,7 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
         counts = view["counts"]
         others = httpx.get(
             f"{url}/knowledge/jobs/{job_id}/urls",
+            headers=AUTH,
             params={"state": ["unchanged", "skipped", "failed", "pending"]},
         ).json()["urls"]
         # Every page ends stored. A page indexed just before the kill, whose URL state had not
@@ -110,7 +115,7 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
         assert counts["ingested"] + counts["unchanged"] == PAGES + 1, (counts, others)  # type: ignore[index,operator]
         assert counts["unchanged"] <= 4, (counts, others)  # type: ignore[index,operator]
         assert counts["failed"] == 0 and counts["pending"] == 0, counts  # type: ignore[index]
-        docs = httpx.get(f"{url}/knowledge/documents").json()
+        docs = httpx.get(f"{url}/knowledge/documents", headers=AUTH).json()
         assert docs["total"] == PAGES + 1
     assert chunk_ids(data_dir) == expected
 

@@ -7,7 +7,7 @@ from typing import Annotated
 import anyio.to_thread
 from fastapi import APIRouter, Query, status
 
-from api.deps import LoreDep
+from api.deps import Authenticated, LoreDep
 from api.errors import ApiError
 from api.schemas import (
     AgentContextRequest,
@@ -21,7 +21,7 @@ from api.schemas import (
 from api.service import page_domain
 from retrieval.skills import FailedState, SuccessfulAction
 
-router = APIRouter(tags=["agent"])
+router = APIRouter(tags=["agent"], dependencies=[Authenticated])
 
 
 @router.post("/agent/context", response_model=AgentContextResponse)
@@ -49,6 +49,7 @@ async def record_skill(body: SkillRequest, lore: LoreDep) -> SkillView:
     updates one skill."""
     try:
         domain = page_domain(body.url)
+        lore.check_domain(body.url)
         skill = await anyio.to_thread.run_sync(
             lambda: lore.skills.record(
                 lore.tenant,
@@ -78,6 +79,7 @@ async def search_skills(
 ) -> SkillList:
     try:
         domain = page_domain(url)
+        lore.check_domain(url)
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
     hits = await anyio.to_thread.run_sync(lambda: lore.skills.search(lore.tenant, domain, goal, k))

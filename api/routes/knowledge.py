@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
-from api.deps import LoreDep, WorkerDep
+from api.deps import Authenticated, LoreDep, WorkerDep
 from api.errors import ApiError, status_for
 from api.schemas import (
     ChunkView,
@@ -30,7 +30,7 @@ from api.service import Upload
 from ingest import IngestError
 from retrieval import URL_STATES, ChunkFilter
 
-router = APIRouter(prefix="/knowledge", tags=["knowledge"])
+router = APIRouter(prefix="/knowledge", tags=["knowledge"], dependencies=[Authenticated])
 _READ = 1024 * 1024
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio.to_thread
 from fastapi import APIRouter, status
 
-from api.deps import LoreDep, WorkerDep
+from api.deps import Authenticated, LoreDep, WorkerDep
 from api.errors import ApiError
 from api.schemas import (
     CaptureRequest,
@@ -16,7 +16,7 @@ from api.schemas import (
     SnapshotResponse,
 )
 
-router = APIRouter(prefix="/knowledge/spa", tags=["spa"])
+router = APIRouter(prefix="/knowledge/spa", tags=["spa"], dependencies=[Authenticated])
 
 
 @router.post("/snapshots", status_code=status.HTTP_201_CREATED, response_model=SnapshotResponse)
