@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/documents_eval.py
 	$(BIN)/python benchmarks/crawl_bench.py
 	$(BIN)/python benchmarks/spa_eval.py
+	$(BIN)/python benchmarks/agent_context_bench.py
 
 clean:
 	rm -rf $(VENV) .lore .pytest_cache .mypy_cache .ruff_cache

@@ -90,6 +90,8 @@ class Skill:
     success_count: int
     failure_count: int
     success_rate: float
+    failed_action: str = ""
+    successful_action: str = ""
     score: float | None = None
 
     @classmethod
@@ -99,6 +101,8 @@ class Skill:
             domain=data["domain"],
             goal=data["goal"],
             hint=data["hint"],
+            failed_action=data["failedState"]["action"],
+            successful_action=data["successfulAction"]["action"],
             success_count=int(data["successCount"]),
             failure_count=int(data["failureCount"]),
             success_rate=float(data["successRate"]),

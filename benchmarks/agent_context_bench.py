@@ -7,18 +7,24 @@ Indexes real pages and fills the store with perturbed copies as resolve_bench do
 `--skills` skills for the tenant (goals made of sentences of the pages, their vectors embedded
 in batches; 1 in 4 on the queries' domain, the rest spread over 19 others), then times the call
 with a query and a goal (two embeddings, the chunk search, the skill search, the site model)
-in-process and over HTTP against a real uvicorn server on 127.0.0.1.
+in-process and over HTTP against a real uvicorn server on 127.0.0.1; then runs the example
+agent loop (examples/agent_loop.py) against that server and prints its outcome.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import importlib.util
 import random
+import shutil
+import sys
 import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -26,6 +32,7 @@ from _common import default_corpus, summary_ms
 from resolve_bench import DOMAINS, build, fill
 
 from api import Lore, Settings, create_app
+from api.auth import Authenticator
 from retrieval import ChunkFilter
 from retrieval.skills import FailedState, Skill, SuccessfulAction, skill_id
 
@@ -53,6 +60,16 @@ def add_skills(lore: Lore, count: int, goals: list[str], home: str, rng: random.
                 used,
             )
             lore.skills.index.put(skill, vector)
+
+
+def _example() -> Any:
+    path = Path(__file__).resolve().parents[1] / "examples" / "agent_loop.py"
+    spec = importlib.util.spec_from_file_location("agent_loop", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["agent_loop"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def main() -> None:
@@ -93,7 +110,10 @@ def main() -> None:
         print(f"  calls that returned skill hints: {with_skills} of {len(calls)}")
 
         config = uvicorn.Config(
-            create_app(lore.settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
+            create_app(lore.settings, lore=lore),
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
         )
         server = uvicorn.Server(config)
         thread = threading.Thread(target=server.run, daemon=True)
@@ -102,15 +122,28 @@ def main() -> None:
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
         timings = []
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        # The key's own limit (a million a minute) keeps the rate limiter out of the timing.
+        auth = Authenticator(lore.catalog, 600)
+        key, _ = auth.create_key(lore.tenant, "bench", rate_limit=10**6)
+        headers = {"Authorization": f"Bearer {key}"}
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30
+        ) as client:
             for url, query, goal in calls:
                 body = {"url": url, "query": query, "goal": goal, "k": args.k}
                 t = time.perf_counter()
                 client.post("/agent/context", json=body).raise_for_status()
                 timings.append(time.perf_counter() - t)
+        print(f"agent context over HTTP:  {summary_ms(timings)}")
+        if shutil.which("chromium") or Path("/usr/bin/chromium").exists():
+            example = _example()
+            first, second = asyncio.run(example.main(f"http://127.0.0.1:{port}", key))
+            print("example agent loop (examples/agent_loop.py, deterministic policy):")
+            example.report(first, second)
+        else:
+            print("example agent loop skipped: no Chromium (apt-get install -y chromium)")
         server.should_exit = True
         thread.join(timeout=10)
-        print(f"agent context over HTTP:  {summary_ms(timings)}")
         lore.close()
 
 
