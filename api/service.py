@@ -55,7 +55,14 @@ from retrieval import (
     VectorStore,
 )
 from retrieval.ranking import Freshness, rerank
-from retrieval.skills import EdgeSkillIndex, SkillHit, SkillLibrary, SkillRules
+from retrieval.skills import (
+    EdgeSkillIndex,
+    SkillHit,
+    SkillIndex,
+    SkillLibrary,
+    SkillRules,
+    ZepSkillIndex,
+)
 from spa_phases import PHASES, PhaseIngestor, Snapshot, SnapshotError, SnapshotResult
 
 log = logging.getLogger(__name__)
@@ -111,6 +118,20 @@ def make_store(settings: Settings, dim: int) -> VectorStore:
             timeout_s=qdrant.timeout_s,
         )
     return EdgeStore(settings.vectors_path, dim, search.fusion, search.rrf_k)
+
+
+def make_skill_index(
+    settings: Settings, embedder: Embedder
+) -> tuple[SkillIndex, Callable[[str], Sequence[float]] | None]:
+    """The skills backend the settings name, and the embedding it needs (Zep embeds itself)."""
+    skills = settings.skills
+    if skills.backend == "zep":
+        if not skills.zep_url:
+            raise ValueError("LORE_SKILLS__BACKEND=zep needs LORE_SKILLS__ZEP_URL")
+        return ZepSkillIndex(skills.zep_url, skills.zep_api_key), None
+    if skills.backend == "embedded":
+        return EdgeSkillIndex(settings.skills_path, embedder.dim), embedder.embed_query
+    raise ValueError(f"unknown skills backend {skills.backend!r}; choose 'embedded' or 'zep'")
 
 
 def extraction_tools(settings: Settings) -> Tools:
@@ -220,9 +241,10 @@ class Lore:
         self.tools = extraction_tools(settings)
         rules = settings.skills
         try:
+            index, embed = make_skill_index(settings, self.embedder)
             self.skills = SkillLibrary(
-                EdgeSkillIndex(settings.skills_path, self.embedder.dim),
-                self.embedder.embed_query,
+                index,
+                embed,
                 SkillRules(
                     ttl_days=rules.ttl_days,
                     max_per_tenant=rules.max_per_tenant,

@@ -129,6 +129,13 @@ class AuthSettings(BaseModel):
 
 
 class SkillSettings(BaseModel):
+    backend: Literal["embedded", "zep"] = Field(
+        "embedded", description="'embedded': a Qdrant Edge shard in data_dir; 'zep': a Zep server."
+    )
+    zep_url: str | None = Field(
+        None, description="Zep's base URL, e.g. http://zep:8000 (zep-python adds /api/v2)."
+    )
+    zep_api_key: str | None = None
     ttl_days: float = Field(90.0, gt=0, description="A skill unused this long is forgotten.")
     max_per_tenant: int = Field(10_000, ge=1, description="The least useful go first above it.")
     min_success_rate: float = Field(0.5, ge=0, le=1, description="Skills below it are hidden.")

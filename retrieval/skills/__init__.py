@@ -11,6 +11,7 @@ from retrieval.skills.types import (
     SuccessfulAction,
     skill_id,
 )
+from retrieval.skills.zep import ZepSkillIndex
 
 __all__ = [
     "EdgeSkillIndex",
@@ -21,5 +22,6 @@ __all__ = [
     "SkillLibrary",
     "SkillRules",
     "SuccessfulAction",
+    "ZepSkillIndex",
     "skill_id",
 ]

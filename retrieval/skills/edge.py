@@ -67,7 +67,13 @@ class EdgeSkillIndex:
                 self._shard.update(qe.UpdateOperation.delete_points(list[Any](mine)))
 
     def nearest(
-        self, tenant_id: str, domain: str, vector: Sequence[float], used_after: float, limit: int
+        self,
+        tenant_id: str,
+        domain: str,
+        goal: str,
+        vector: Sequence[float],
+        used_after: float,
+        limit: int,
     ) -> list[Nearest]:
         qfilter = qe.Filter(
             must=[

@@ -26,6 +26,7 @@ from retrieval.skills.types import (
 log = logging.getLogger(__name__)
 
 Embed = Callable[[str], Sequence[float]]
+EXPIRY_EVERY = timedelta(hours=1)  # expired skills are purged on a record at most this often
 Clock = Callable[[], datetime]
 
 
@@ -37,7 +38,7 @@ class SkillLibrary:
     def __init__(
         self,
         index: SkillIndex,
-        embed: Embed,
+        embed: Embed | None,  # None: the backend embeds goals itself (Zep)
         rules: SkillRules | None = None,
         clock: Clock = _now,
     ) -> None:
@@ -46,6 +47,7 @@ class SkillLibrary:
         self.rules = rules or SkillRules()
         self._clock = clock
         self._lock = threading.Lock()  # record and outcome read, then write
+        self._last_expiry: datetime | None = None
 
     def _cutoff(self) -> float:
         return (self._clock() - timedelta(days=self.rules.ttl_days)).timestamp()
@@ -78,10 +80,12 @@ class SkillLibrary:
                 )
                 self.index.update(skill)
                 return skill
-            self.index.expire(self._cutoff())
+            if self._last_expiry is None or now - self._last_expiry > EXPIRY_EVERY:
+                self.index.expire(self._cutoff())  # searches skip stale ones in between
+                self._last_expiry = now
             self._make_room(tenant_id)
             skill = Skill(key, tenant_id, domain, goal, failed, worked, 1, 0, now, now)
-            self.index.put(skill, self._embed(goal))
+            self.index.put(skill, self._embed(goal) if self._embed is not None else [])
             return skill
 
     def _make_room(self, tenant_id: str) -> None:
@@ -123,8 +127,9 @@ class SkillLibrary:
         if not goal.strip():
             return []
         now = self._clock()
+        vector = self._embed(goal) if self._embed is not None else []
         near = self.index.nearest(
-            tenant_id, domain.lower(), self._embed(goal), self._cutoff(), self.rules.candidates
+            tenant_id, domain.lower(), goal, vector, self._cutoff(), self.rules.candidates
         )
         hits = [
             SkillHit(

@@ -146,10 +146,16 @@ class SkillIndex(Protocol):
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None: ...
 
     def nearest(
-        self, tenant_id: str, domain: str, vector: Sequence[float], used_after: float, limit: int
+        self,
+        tenant_id: str,
+        domain: str,
+        goal: str,
+        vector: Sequence[float],
+        used_after: float,
+        limit: int,
     ) -> list[Nearest]:
         """The tenant's skills on `domain` last used after `used_after` (epoch seconds), most
-        similar goal first."""
+        similar goal first (by `vector`, or by `goal` for a backend that embeds itself)."""
 
     def scan(self, tenant_id: str) -> list[Skill]:
         """All of a tenant's skills."""
