@@ -89,6 +89,7 @@ def session_key(settings: Any) -> tuple[str | None, Callable[[], None]]:
     from api.auth import Authenticator  # noqa: PLC0415
     from retrieval import Catalog  # noqa: PLC0415
 
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
     catalog = Catalog(settings.catalog_url)
     auth = Authenticator(catalog, settings.auth.rate_limit_per_minute)
     key, record = auth.create_key(settings.tenant, "lore mcp (in-process, this session)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -187,6 +188,21 @@ def compact_site_model(url: str, model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _OpenOnce:
+    """A resource opened on first use, once, however many threads ask."""
+
+    def __init__(self, open_: Callable[[], SkillLibrary]) -> None:
+        self._open = open_
+        self._lock = threading.Lock()
+        self.made: SkillLibrary | None = None
+
+    def get(self) -> SkillLibrary:
+        with self._lock:
+            if self.made is None:
+                self.made = self._open()
+            return self.made
+
+
 def page_domain(url: str) -> str:
     host = urlsplit(url).hostname
     if not host:
@@ -239,24 +255,13 @@ class Lore:
             duplicate_similarity=search.duplicate_similarity,
         )
         self.tools = extraction_tools(settings)
-        rules = settings.skills
-        try:
-            index, embed = make_skill_index(settings, self.embedder)
-            self.skills = SkillLibrary(
-                index,
-                embed,
-                SkillRules(
-                    ttl_days=rules.ttl_days,
-                    max_per_tenant=rules.max_per_tenant,
-                    min_success_rate=rules.min_success_rate,
-                    recency_half_life_days=rules.recency_half_life_days,
-                    min_similarity=rules.min_similarity,
-                ),
-            )
-        except Exception:
+        if settings.skills.backend == "zep" and not settings.skills.zep_url:
             self.store.close()
             self.catalog.close()
-            raise
+            raise ValueError("LORE_SKILLS__BACKEND=zep needs LORE_SKILLS__ZEP_URL")
+        # Opened on first use (another engine shard and its threads), shared by the
+        # request-scoped copies of this instance.
+        self._skills = _OpenOnce(self._open_skills)
         self.spa = PhaseIngestor(
             self.indexer, self.chunking, self.embedder.count_tokens, settings.spa.max_dom_bytes
         )
@@ -266,13 +271,33 @@ class Lore:
             Sandbox(documents.timeout_s, documents.memory_mb or None) if documents.isolate else None
         )
 
+    def _open_skills(self) -> SkillLibrary:
+        rules = self.settings.skills
+        index, embed = make_skill_index(self.settings, self.embedder)
+        return SkillLibrary(
+            index,
+            embed,
+            SkillRules(
+                ttl_days=rules.ttl_days,
+                max_per_tenant=rules.max_per_tenant,
+                min_success_rate=rules.min_success_rate,
+                recency_half_life_days=rules.recency_half_life_days,
+                min_similarity=rules.min_similarity,
+            ),
+        )
+
+    @property
+    def skills(self) -> SkillLibrary:
+        return self._skills.get()
+
     def check_domain(self, url: str) -> None:
         """403 when this request's tenant may not use `url`'s domain (allowedDomains)."""
         if self.allowed is not None:
             check_url(self.allowed, url)
 
     def close(self) -> None:
-        self.skills.close()
+        if (skills := self._skills.made) is not None:
+            skills.close()
         self.store.close()
         self.catalog.close()
 

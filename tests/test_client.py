@@ -13,6 +13,7 @@ import pytest
 import uvicorn
 
 from api import Lore, create_app
+from api.auth import Authenticator
 from api.client import AsyncLoreClient, LoreClient, LoreError, calls
 from ingest import Embedder
 from tests.conftest import make_settings
@@ -25,9 +26,10 @@ DOM = (
 
 
 @pytest.fixture
-def server(tmp_path: Path, real_embedder: Embedder) -> Iterator[str]:
+def server(tmp_path: Path, real_embedder: Embedder) -> Iterator[tuple[str, str]]:
     settings = make_settings(tmp_path / "data")
     lore = Lore(settings, embedder=real_embedder)
+    key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "client tests")
     config = uvicorn.Config(
         create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
     )
@@ -38,14 +40,14 @@ def server(tmp_path: Path, real_embedder: Embedder) -> Iterator[str]:
     while not running.started:
         assert time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{running.servers[0].sockets[0].getsockname()[1]}"
+    yield f"http://127.0.0.1:{running.servers[0].sockets[0].getsockname()[1]}", key
     running.should_exit = True
     thread.join(timeout=10)
     lore.close()
 
 
-def test_sync_client(server: str) -> None:
-    with LoreClient(server) as lore:
+def test_sync_client(server: tuple[str, str]) -> None:
+    with LoreClient(*server) as lore:
         stored = lore(calls.snapshot(PAGE, "initial", DOM))
         assert stored["chunks"] >= 1
         skill = lore(
@@ -66,9 +68,9 @@ def test_sync_client(server: str) -> None:
         assert error.value.status == 422 and "triggerAction" in error.value.message
 
 
-def test_async_client_sends_the_same_calls(server: str) -> None:
+def test_async_client_sends_the_same_calls(server: tuple[str, str]) -> None:
     async def run() -> None:
-        async with AsyncLoreClient(server) as lore:
+        async with AsyncLoreClient(*server) as lore:
             await lore(calls.snapshot(PAGE, "initial", DOM))
             chunks = await lore(calls.resolve(PAGE, "how are new patients added?"))
             assert "New/Search" in chunks[0].text

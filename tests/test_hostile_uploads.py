@@ -14,6 +14,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from api import Lore, create_app
+from api.auth import Authenticator
 from ingest import (
     Embedder,
     ExtractionError,
@@ -89,9 +90,12 @@ def test_random_bytes_with_every_extension_are_refused(client: TestClient) -> No
 
 
 @pytest.fixture
-def live_server(tmp_path: os.PathLike[str], real_embedder: Embedder) -> Iterator[tuple[str, int]]:
+def live_server(
+    tmp_path: os.PathLike[str], real_embedder: Embedder
+) -> Iterator[tuple[str, int, str]]:
     settings = make_settings(tmp_path / "live", max_upload_bytes=1024 * 1024)  # type: ignore[operator]
     lore = Lore(settings, embedder=real_embedder)
+    key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "uploads")
     config = uvicorn.Config(
         create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
     )
@@ -102,18 +106,21 @@ def live_server(tmp_path: os.PathLike[str], real_embedder: Embedder) -> Iterator
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.05)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield "127.0.0.1", port
+    yield "127.0.0.1", port, key
     server.should_exit = True
     thread.join(10)
     lore.close()
 
 
-def test_a_2gb_declared_upload_is_refused_before_the_body(live_server: tuple[str, int]) -> None:
-    host, port = live_server
+def test_a_2gb_declared_upload_is_refused_before_the_body(
+    live_server: tuple[str, int, str],
+) -> None:
+    host, port, key = live_server
     with socket.create_connection((host, port), timeout=10) as conn:
         conn.sendall(
             b"POST /knowledge/ingest HTTP/1.1\r\nHost: x\r\n"
-            b"Content-Type: multipart/form-data; boundary=b\r\n"
+            + f"Authorization: Bearer {key}\r\n".encode()
+            + b"Content-Type: multipart/form-data; boundary=b\r\n"
             b"Content-Length: 2147483648\r\n\r\n--b\r\n"
         )
         reply = conn.recv(4096).decode()

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api import Lore, create_app
+from api.auth import Authenticator
 from ingest import HashEmbedder
 from retrieval import Chunk, Hit
 from retrieval.ranking import Freshness, collapse_duplicates, rerank
@@ -119,58 +120,50 @@ tenant_names = st.text(alphabet=string.ascii_lowercase, min_size=3, max_size=8).
 def test_no_endpoint_returns_another_tenants_chunk(
     tmp_path_factory: pytest.TempPathFactory, tenants: list[str], data: st.DataObject
 ) -> None:
-    """Tenants share one data directory; each indexes its own secret. The hash embedder (a fake)
-    keeps this fast: isolation does not depend on what the vectors mean."""
+    """One server, a key per tenant; each tenant indexes its own secret and then asks for all
+    of them through every reading endpoint. The hash embedder (a fake) keeps this fast:
+    isolation does not depend on what the vectors mean."""
+    from retrieval import document_id
+
     root: Path = tmp_path_factory.mktemp("tenants")
     secrets = {t: f"The {t} vault code is {data.draw(st.integers(1000, 9999))}." for t in tenants}
     domain = data.draw(st.sampled_from(["shared.test", "intranet.test"]))
-
-    def app(tenant: str) -> tuple[TestClient, Lore]:
-        settings = make_settings(root, tenant=tenant, embedding={"backend": "hash"})
-        lore = Lore(settings, embedder=HashEmbedder())
-        return TestClient(create_app(settings, lore=lore)), lore
-
-    for tenant in tenants:
-        client, lore = app(tenant)
-        with client:
+    settings = make_settings(root, embedding={"backend": "hash"})
+    lore = Lore(settings, embedder=HashEmbedder())
+    with TestClient(create_app(settings, lore=lore)) as client:
+        auth: Authenticator = client.app.state.auth  # type: ignore[attr-defined]
+        keys = {
+            t: {"Authorization": f"Bearer {auth.create_key(t, 'p', ['*'])[0]}"} for t in tenants
+        }
+        for tenant in tenants:
             response = client.post(
                 "/knowledge/ingest",
                 data={"url": f"https://{domain}/{tenant}/vault"},
                 files={"files": ("vault.md", f"# Vault\n\n{secrets[tenant]}".encode())},
+                headers=keys[tenant],
             )
             assert response.status_code == 201, response.text
-        lore.close()
-    for tenant in tenants:
-        client, lore = app(tenant)
-        with client:
+        for tenant in tenants:
+            mine = keys[tenant]
             seen: list[str] = []
             for other in tenants:
                 body = {"query": f"{other} vault code", "k": 50, "includeSuperseded": True}
-                seen += [
-                    c["tenantId"]
-                    for c in client.post("/knowledge/query", json=body).json()["chunks"]
-                ]
-                resolved = client.get(
-                    "/knowledge/resolve",
-                    params={
-                        "url": f"https://{domain}/{other}/vault",
-                        "query": "vault code",
-                        "k": 50,
-                    },
+                found = client.post("/knowledge/query", json=body, headers=mine).json()
+                seen += [c["tenantId"] for c in found["chunks"]]
+                url = f"https://{domain}/{other}/vault"
+                for params in ({"url": url, "query": "vault code", "k": 50}, {"url": url}):
+                    resolved = client.get("/knowledge/resolve", params=params, headers=mine)
+                    seen += [c["tenantId"] for c in resolved.json()["chunks"]]
+                context = client.post(
+                    "/agent/context", json={"url": url, "query": "vault code"}, headers=mine
                 ).json()
-                seen += [c["tenantId"] for c in resolved["chunks"]]
-                page = client.get(
-                    "/knowledge/resolve", params={"url": f"https://{domain}/{other}/vault"}
-                )
-                seen += [c["tenantId"] for c in page.json()["chunks"]]
+                seen += [c["tenantId"] for c in context["chunks"]]
             assert set(seen) == {tenant}
-            documents = client.get("/knowledge/documents").json()["documents"]
+            documents = client.get("/knowledge/documents", headers=mine).json()["documents"]
             assert [d["url"] for d in documents] == [f"https://{domain}/{tenant}/vault"]
             for other in tenants:
                 if other != tenant:  # another tenant's document id is "not found"
-                    from retrieval import document_id
-
                     foreign = document_id(other, f"https://{domain}/{other}/vault")
-                    assert client.delete(f"/knowledge/documents/{foreign}").status_code == 404
-            assert client.get("/healthz").status_code == 200
-        lore.close()
+                    gone = client.delete(f"/knowledge/documents/{foreign}", headers=mine)
+                    assert gone.status_code == 404
+    lore.close()
