@@ -7,6 +7,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -61,3 +62,22 @@ def create_app(
     app.include_router(spa.router)
     app.include_router(agent.router)
     return app
+
+
+def serve_in_thread(app: FastAPI, timeout_s: float = 120.0) -> tuple[str, Any]:
+    """Run `app` with uvicorn on a free port of 127.0.0.1 in a daemon thread (tests, benchmarks,
+    `lore mcp`); returns its URL and the uvicorn server: set `should_exit` to stop it."""
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    import uvicorn  # noqa: PLC0415
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="lore-api", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("lore's API did not start")
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}", server

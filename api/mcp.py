@@ -5,8 +5,6 @@ free loopback port."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -104,18 +102,6 @@ def session_key(settings: Any) -> tuple[str | None, Callable[[], None]]:
 def embedded_server(settings: Any) -> tuple[str, Any]:
     """Start lore's API in this process on a free loopback port; returns its URL and the
     uvicorn server (set `should_exit` to stop it)."""
-    import uvicorn  # noqa: PLC0415
+    from api.app import create_app, serve_in_thread  # noqa: PLC0415
 
-    from api.app import create_app  # noqa: PLC0415
-
-    config = uvicorn.Config(
-        create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-    )
-    running = uvicorn.Server(config)
-    threading.Thread(target=running.run, name="lore-api", daemon=True).start()
-    deadline = time.monotonic() + 120
-    while not running.started:
-        if time.monotonic() > deadline or not threading.active_count():
-            raise RuntimeError("lore's API did not start")
-        time.sleep(0.05)
-    return f"http://127.0.0.1:{running.servers[0].sockets[0].getsockname()[1]}", running
+    return serve_in_thread(create_app(settings))

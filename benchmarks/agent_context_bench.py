@@ -20,18 +20,17 @@ import random
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from _common import default_corpus, summary_ms
 from resolve_bench import DOMAINS, build, fill
 
 from api import Lore, Settings, create_app
+from api.app import serve_in_thread
 from api.auth import Authenticator
 from retrieval import ChunkFilter
 from retrieval.skills import FailedState, Skill, SuccessfulAction, skill_id
@@ -109,18 +108,8 @@ def main() -> None:
         print(f"agent context in-process: {summary_ms(timings)}")
         print(f"  calls that returned skill hints: {with_skills} of {len(calls)}")
 
-        config = uvicorn.Config(
-            create_app(lore.settings, lore=lore),
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        url, server = serve_in_thread(create_app(lore.settings, lore=lore))
+        port = int(url.rsplit(":", 1)[1])
         timings = []
         # The key's own limit (a million a minute) keeps the rate limiter out of the timing.
         auth = Authenticator(lore.catalog, 600)
@@ -143,7 +132,6 @@ def main() -> None:
         else:
             print("example agent loop skipped: no Chromium (apt-get install -y chromium)")
         server.should_exit = True
-        thread.join(timeout=10)
         lore.close()
 
 

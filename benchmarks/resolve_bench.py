@@ -14,16 +14,15 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import numpy as np
-import uvicorn
 from _common import default_corpus, html_files, page_source, summary_ms
 
 from api import Lore, Settings, create_app
+from api.app import serve_in_thread
 from ingest import IngestError
 from retrieval import Chunk, ChunkFilter, chunk_id, document_id
 
@@ -114,15 +113,8 @@ def main() -> None:
             timings.append(time.perf_counter() - t)
         print(f"resolve in-process: {summary_ms(timings)}")
 
-        config = uvicorn.Config(
-            create_app(lore.settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
-        )
-        server = uvicorn.Server(config)
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        port = server.servers[0].sockets[0].getsockname()[1]
+        url, server = serve_in_thread(create_app(lore.settings, lore=lore))
+        port = int(url.rsplit(":", 1)[1])
         timings = []
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
             client.get("/knowledge/resolve", params={"url": queries[0][0], "query": "warm"})
@@ -134,7 +126,6 @@ def main() -> None:
                 timings.append(time.perf_counter() - t)
                 response.raise_for_status()
         server.should_exit = True
-        thread.join(timeout=10)
         print(f"resolve over HTTP:  {summary_ms(timings)}")
         lore.close()
 

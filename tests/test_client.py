@@ -4,15 +4,13 @@ the real model): the same `calls` through both transports, and errors as `LoreEr
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from api import Lore, create_app
+from api.app import serve_in_thread
 from api.auth import Authenticator
 from api.client import AsyncLoreClient, LoreClient, LoreError, calls
 from ingest import Embedder
@@ -30,19 +28,9 @@ def server(tmp_path: Path, real_embedder: Embedder) -> Iterator[tuple[str, str]]
     settings = make_settings(tmp_path / "data")
     lore = Lore(settings, embedder=real_embedder)
     key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "client tests")
-    config = uvicorn.Config(
-        create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
-    )
-    running = uvicorn.Server(config)
-    thread = threading.Thread(target=running.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not running.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{running.servers[0].sockets[0].getsockname()[1]}", key
+    url, running = serve_in_thread(create_app(settings, lore=lore))
+    yield url, key
     running.should_exit = True
-    thread.join(timeout=10)
     lore.close()
 
 

@@ -7,14 +7,12 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from api import Lore, create_app
+from api.app import serve_in_thread
 from api.auth import Authenticator
 from crawl import BrowserOptions, browser_missing
 from ingest import Embedder
@@ -35,15 +33,7 @@ def test_the_hint_comes_back_on_the_next_run(tmp_path: Path, real_embedder: Embe
     settings = make_settings(tmp_path / "data")
     lore = Lore(settings, embedder=real_embedder)
     key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "example")
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
-        )
-    )
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.05)
-    url = f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    url, server = serve_in_thread(create_app(settings, lore=lore))
     try:
         first, second = asyncio.run(example.main(url, key))
     finally:

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from api import Lore, create_app
+from api.app import serve_in_thread
 from api.auth import Authenticator
 from ingest import (
     Embedder,
@@ -96,19 +95,10 @@ def live_server(
     settings = make_settings(tmp_path / "live", max_upload_bytes=1024 * 1024)  # type: ignore[operator]
     lore = Lore(settings, embedder=real_embedder)
     key, _ = Authenticator(lore.catalog, 600).create_key(settings.tenant, "uploads")
-    config = uvicorn.Config(
-        create_app(settings, lore=lore), host="127.0.0.1", port=0, log_level="warning"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    port = server.servers[0].sockets[0].getsockname()[1]
+    url, server = serve_in_thread(create_app(settings, lore=lore))
+    port = int(url.rsplit(":", 1)[1])
     yield "127.0.0.1", port, key
     server.should_exit = True
-    thread.join(10)
     lore.close()
 
 
