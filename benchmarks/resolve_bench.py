@@ -23,6 +23,7 @@ from _common import default_corpus, html_files, page_source, summary_ms
 
 from api import Lore, Settings, create_app
 from api.app import serve_in_thread
+from api.auth import Authenticator
 from ingest import IngestError
 from retrieval import Chunk, ChunkFilter, chunk_id, document_id
 
@@ -116,7 +117,13 @@ def main() -> None:
         url, server = serve_in_thread(create_app(lore.settings, lore=lore))
         port = int(url.rsplit(":", 1)[1])
         timings = []
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        # The key's own limit (a million a minute) keeps the rate limiter out of the timing.
+        key, _ = Authenticator(lore.catalog, 600).create_key(lore.tenant, "bench", rate_limit=10**6)
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {key}"},
+            timeout=30,
+        ) as client:
             client.get("/knowledge/resolve", params={"url": queries[0][0], "query": "warm"})
             for url, text in queries:
                 t = time.perf_counter()
