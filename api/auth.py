@@ -10,7 +10,6 @@ from another process stops working within that time (at once in this one)."""
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import math
 import secrets
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from api.errors import ApiError
+from crawl import host_matches
 from retrieval import ApiKey, Catalog, NotFoundError, Tenant
 
 KEY_PREFIX = "lore_"
@@ -36,10 +36,7 @@ def hash_key(key: str) -> str:
 
 def domain_allowed(tenant: Tenant, host: str) -> bool:
     host = host.lower()
-    return any(
-        fnmatch.fnmatchcase(host, pattern) or (pattern.startswith("*.") and host == pattern[2:])
-        for pattern in tenant.allowed_domains
-    )
+    return host_matches(host, tenant.allowed_domains)
 
 
 def check_url(tenant: Tenant, url: str) -> None:

@@ -5,10 +5,11 @@ completion webhook."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -165,6 +166,9 @@ class LinkJobRunner:
     async def run(self) -> Job:
         job = self._job
         spec = crawl_spec(job.request)
+        with contextlib.suppress(NotFoundError):  # a tenant without keys: the operator's own
+            tenant = self._lore.catalog.get_tenant(job.tenant_id)
+            spec = replace(spec, allowed_hosts=tenant.allowed_domains)
         if job.status != "running":
             job = self._lore.catalog.update_job(
                 job.id, status="running", started_at=utcnow(), message=f"crawling {spec.url}"

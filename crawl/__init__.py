@@ -15,7 +15,7 @@ from crawl.crawler import (
 )
 from crawl.errors import BlockedAddressError, CrawlError, FetchError
 from crawl.fetch import DEFAULT_USER_AGENT, FetchedPage, Fetcher, FetchOptions, check_address
-from crawl.urls import Scope, canonicalize
+from crawl.urls import Scope, canonicalize, host_matches
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -41,4 +41,5 @@ __all__ = [
     "browser_missing",
     "canonicalize",
     "check_address",
+    "host_matches",
 ]

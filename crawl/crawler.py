@@ -85,9 +85,16 @@ class CrawlSpec:
     allow_subdomains: bool = False
     render: Render = "http"
     map_only: bool = False  # list the URLs the crawl would ingest, ingest nothing
+    allowed_hosts: tuple[str, ...] = ("*",)  # the tenant's allowedDomains
 
     def scope(self) -> Scope:
-        return Scope(canonicalize(self.url), self.allow_subdomains, self.include, self.exclude)
+        return Scope(
+            canonicalize(self.url),
+            self.allow_subdomains,
+            self.include,
+            self.exclude,
+            self.allowed_hosts,
+        )
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,8 @@ class Scope:
     allow_subdomains: bool = False
     include: tuple[str, ...] = ()  # glob patterns on the full URL or on its path
     exclude: tuple[str, ...] = ()
+    # The hosts the job's tenant may use (host names, "*.example.com", "*"): others are out.
+    allowed_hosts: tuple[str, ...] = ("*",)
 
     @property
     def host(self) -> str:
@@ -109,12 +111,23 @@ class Scope:
         parts = urlsplit(url)
         if not self.host_allowed(parts.hostname or ""):
             return "out_of_scope:host"
+        if not host_matches(parts.hostname or "", self.allowed_hosts):
+            return "out_of_scope:domain_not_allowed"
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         if self.include and not any(_match(url, path, p) for p in self.include):
             return "out_of_scope:include"
         if any(_match(url, path, p) for p in self.exclude):
             return "out_of_scope:exclude"
         return None
+
+
+def host_matches(host: str, patterns: tuple[str, ...]) -> bool:
+    """`host` is one of `patterns`: a host name, `*.example.com` (the domain and its
+    subdomains) or `*` (any)."""
+    host = host.lower()
+    return any(
+        fnmatch.fnmatchcase(host, p) or (p.startswith("*.") and host == p[2:]) for p in patterns
+    )
 
 
 def _match(url: str, path: str, pattern: str) -> bool:

@@ -339,3 +339,13 @@ def test_scope_rules() -> None:
     wide = Scope("https://docs.example.com/", allow_subdomains=True)
     assert wide.reason_out("https://api.docs.example.com/x") is None
     assert wide.reason_out("https://example.org/x") == "out_of_scope:host"
+
+
+def test_scope_keeps_a_crawl_inside_the_tenants_allowed_domains() -> None:
+    scope = Scope("http://acme.test/", allow_subdomains=True, allowed_hosts=("acme.test",))
+    assert scope.reason_out("http://acme.test/guide") is None
+    assert scope.reason_out("http://api.acme.test/x") == "out_of_scope:domain_not_allowed"
+    assert scope.reason_out("http://evil.test/") == "out_of_scope:host"
+    wide = Scope("http://acme.test/", allow_subdomains=True, allowed_hosts=("*.acme.test",))
+    assert wide.reason_out("http://api.acme.test/x") is None
+    assert Scope("http://acme.test/").reason_out("http://acme.test/a") is None  # default "*"
