@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import AUTH, TEST_KEY, Page, Site, lore_server
+from tests.conftest import AUTH, TEST_KEY, Page, Site, free_port, lore_server
 
 pytestmark = pytest.mark.slow
 
@@ -130,3 +132,45 @@ def test_keys_are_created_listed_and_revoked(env: dict[str, str]) -> None:
     after = lore(env, "keys", "list", "--tenant", "acme")
     assert "revoked" in after.stdout + after.stderr
     assert lore(env, "keys", "revoke", "nope").returncode == 2
+
+
+def test_serve_prints_a_first_key_once(env: dict[str, str]) -> None:
+    env = {k: v for k, v in env.items() if k != "LORE_AUTH__BOOTSTRAP_KEY"}
+
+    def serve() -> tuple[list[str], int]:
+        """Start `lore serve`, read what it printed before listening, ask for the documents
+        with the key it printed (if any); the status code of that."""
+        port = str(free_port())
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+            env={**env, "LORE_PORT": port},
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            printed: list[str] = []
+            assert proc.stderr is not None
+            while not any("lore serving" in line for line in printed):
+                line = proc.stderr.readline()
+                assert line, f"lore serve exited: {printed}"
+                printed.append(line)
+            keys = re.findall(r"lore_[\w-]{43}", "".join(printed))
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    assert time.monotonic() < deadline, "lore serve did not start"
+                    time.sleep(0.2)
+            headers = {"Authorization": f"Bearer {keys[0]}"} if keys else {}
+            return keys, httpx.get(f"{url}/knowledge/documents", headers=headers).status_code
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+    keys, status = serve()
+    assert len(keys) == 1 and status == 200  # the printed key works
+    keys, status = serve()
+    assert keys == [] and status == 401  # a key exists: none is made, none printed
