@@ -65,6 +65,33 @@ def build_filter(flt: ChunkFilter) -> qe.Filter | None:
     return qe.Filter(must=must) if must else None
 
 
+def open_shard(
+    path: Path,
+    config: qe.EdgeConfig,
+    keyword_fields: Sequence[str],
+    float_fields: Sequence[str],
+    what: str,
+) -> qe.EdgeShard:
+    """The Qdrant Edge shard in `path` (made with `config` if new) with these payload indexes
+    (idempotent: also adds the indexes a shard made by an older lore lacks)."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        if (path / "edge_config.json").exists():
+            shard = qe.EdgeShard.load(str(path))
+        else:
+            shard = qe.EdgeShard.create(str(path), config)
+        for name in keyword_fields:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+        for name in float_fields:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Float))
+    except Exception as exc:
+        raise StoreUnavailableError(
+            f"cannot open the {what} at {path}: {exc}. Another lore process (a server "
+            "or a CLI command) may hold it; stop it or talk to it through its HTTP API."
+        ) from exc
+    return shard
+
+
 class EdgeStore:
     """`VectorStore` on an in-process Qdrant Edge shard stored under `path`."""
 
@@ -77,31 +104,11 @@ class EdgeStore:
         self._rrf_k = rrf_k
         self._lock = threading.RLock()
         self._bm25 = qe.Bm25()
-        path.mkdir(parents=True, exist_ok=True)
-        try:
-            if (path / "edge_config.json").exists():
-                self._shard = qe.EdgeShard.load(str(path))
-            else:
-                config = qe.EdgeConfig(
-                    vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
-                    sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-                )
-                self._shard = qe.EdgeShard.create(str(path), config)
-            # Idempotent: also adds the indexes a store created by an older lore lacks.
-            for name in INDEXED_FIELDS:
-                self._shard.update(
-                    qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword)
-                )
-            for name in FLOAT_FIELDS:
-                self._shard.update(
-                    qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Float)
-                )
-
-        except Exception as exc:
-            raise StoreUnavailableError(
-                f"cannot open the vector store at {path}: {exc}. Another lore process (a server "
-                "or a CLI command) may hold it; stop it or talk to it through its HTTP API."
-            ) from exc
+        config = qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        )
+        self._shard = open_shard(path, config, INDEXED_FIELDS, FLOAT_FIELDS, "vector store")
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         if not chunks:

@@ -9,7 +9,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from retrieval.errors import StoreUnavailableError
+from retrieval.edge import open_shard
 from retrieval.skills.types import Nearest, Skill
 
 GOAL = "goal"
@@ -24,24 +24,12 @@ class EdgeSkillIndex:
     def __init__(self, path: Path, dim: int) -> None:
         self._path = path
         self._lock = threading.RLock()
-        path.mkdir(parents=True, exist_ok=True)
-        try:
-            if (path / "edge_config.json").exists():
-                self._shard = qe.EdgeShard.load(str(path))
-            else:
-                config = qe.EdgeConfig(
-                    vectors={GOAL: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
-                )
-                self._shard = qe.EdgeShard.create(str(path), config)
-            for name in ("tenant_id", "domain"):
-                self._shard.update(
-                    qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword)
-                )
-            self._shard.update(
-                qe.UpdateOperation.create_field_index("last_used_ts", qe.PayloadSchemaType.Float)
-            )
-        except Exception as exc:
-            raise StoreUnavailableError(f"cannot open the skills store at {path}: {exc}") from exc
+        config = qe.EdgeConfig(
+            vectors={GOAL: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
+        )
+        self._shard = open_shard(
+            path, config, ("tenant_id", "domain"), ("last_used_ts",), "skills store"
+        )
 
     def put(self, skill: Skill, vector: Sequence[float]) -> None:
         point = qe.Point(skill.id, {GOAL: [float(x) for x in vector]}, skill.payload())
