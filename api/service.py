@@ -64,7 +64,7 @@ from retrieval.skills import (
     SkillRules,
     ZepSkillIndex,
 )
-from spa_phases import PHASES, PhaseIngestor, Snapshot, SnapshotError, SnapshotResult
+from spa_phases import PhaseIngestor, Snapshot, SnapshotResult
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +127,7 @@ def make_skill_index(
     """The skills backend the settings name, and the embedding it needs (Zep embeds itself)."""
     skills = settings.skills
     if skills.backend == "zep":
-        if not skills.zep_url:
-            raise ValueError("LORE_SKILLS__BACKEND=zep needs LORE_SKILLS__ZEP_URL")
+        assert skills.zep_url is not None  # SkillSettings requires it with this backend
         return ZepSkillIndex(skills.zep_url, skills.zep_api_key), None
     if skills.backend == "embedded":
         return EdgeSkillIndex(settings.skills_path, embedder.dim), embedder.embed_query
@@ -255,10 +254,6 @@ class Lore:
             duplicate_similarity=search.duplicate_similarity,
         )
         self.tools = extraction_tools(settings)
-        if settings.skills.backend == "zep" and not settings.skills.zep_url:
-            self.store.close()
-            self.catalog.close()
-            raise ValueError("LORE_SKILLS__BACKEND=zep needs LORE_SKILLS__ZEP_URL")
         # Opened on first use (another engine shard and its threads), shared by the
         # request-scoped copies of this instance.
         self._skills = _OpenOnce(self._open_skills)
@@ -449,13 +444,12 @@ class Lore:
         title: str | None = None,
     ) -> SnapshotResult:
         """Store a DOM snapshot of `url` taken at load (`initial`) or after an action."""
-        if phase not in PHASES:
-            raise SnapshotError(f"unknown phase {phase!r}; choose one of {list(PHASES)}")
-        self.check_domain(canonicalize(url))
-        snapshot = Snapshot(
+        canonical = canonicalize(url)
+        self.check_domain(canonical)
+        snapshot = Snapshot(  # the ingestor refuses an unknown phase
             tenant_id=self.tenant,
-            url=canonicalize(url),
-            phase=phase,
+            url=canonical,
+            phase=phase,  # type: ignore[arg-type]
             dom=dom,
             trigger_action=trigger_action,
             title=title,

@@ -136,6 +136,13 @@ class SkillSettings(BaseModel):
         None, description="Zep's base URL, e.g. http://zep:8000 (zep-python adds /api/v2)."
     )
     zep_api_key: str | None = None
+
+    @model_validator(mode="after")
+    def _zep_needs_its_url(self) -> SkillSettings:
+        if self.backend == "zep" and not self.zep_url:
+            raise ValueError("LORE_SKILLS__BACKEND=zep needs LORE_SKILLS__ZEP_URL")
+        return self
+
     ttl_days: float = Field(90.0, gt=0, description="A skill unused this long is forgotten.")
     max_per_tenant: int = Field(10_000, ge=1, description="The least useful go first above it.")
     min_success_rate: float = Field(0.5, ge=0, le=1, description="Skills below it are hidden.")
