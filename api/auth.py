@@ -35,7 +35,6 @@ def hash_key(key: str) -> str:
 
 
 def domain_allowed(tenant: Tenant, host: str) -> bool:
-    host = host.lower()
     return host_matches(host, tenant.allowed_domains)
 
 
@@ -93,12 +92,11 @@ class Authenticator:
         """A new key for `tenant_id` (made, with `allowed_domains` or every domain, if new);
         returns the key itself, which is not stored, and its record."""
         try:
-            tenant = self._catalog.get_tenant(tenant_id)
+            self._catalog.get_tenant(tenant_id)
             if allowed_domains is not None:
                 self._catalog.put_tenant(tenant_id, allowed_domains)
         except NotFoundError:
-            tenant = self._catalog.put_tenant(tenant_id, allowed_domains or ["*"])
-        del tenant
+            self._catalog.put_tenant(tenant_id, allowed_domains or ["*"])
         key = key or new_key()
         if not key.startswith(KEY_PREFIX) or len(key) < len(KEY_PREFIX) + 20:
             raise ValueError(f"an API key starts with {KEY_PREFIX!r} and has 20 characters more")

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import anyio.to_thread
 
+from api.crawling import finish_job
 from crawl import CrawlError, Fetcher, Renderer
 from retrieval import Job, utcnow
 from spa_phases import (
@@ -106,12 +107,4 @@ class CaptureJobRunner:
         return self._finish("completed", report.counts(), None, message)
 
     def _finish(self, status: str, counts: dict[str, int], error: str | None, message: str) -> Job:
-        return self._lore.catalog.update_job(
-            self._job.id,
-            status=status,
-            counts=counts,
-            error=error,
-            message=message,
-            progress=1.0,
-            finished_at=utcnow(),
-        )
+        return finish_job(self._lore, self._job.id, status, counts, error, message)

@@ -245,15 +245,7 @@ class LinkJobRunner:
     def _finish(
         self, status: str, counts: dict[str, int], error: str | None, message: str = ""
     ) -> Job:
-        return self._lore.catalog.update_job(
-            self._job.id,
-            status=status,
-            counts=counts,
-            error=error,
-            message=message or status,
-            progress=1.0,
-            finished_at=utcnow(),
-        )
+        return finish_job(self._lore, self._job.id, status, counts, error, message)
 
     async def _notify(self, job: Job) -> None:
         hook = job.request.get("webhook")
@@ -270,6 +262,21 @@ class LinkJobRunner:
         self._lore.catalog.update_job(
             job.id, message=f"{job.message}; webhook {'delivered' if delivered else 'failed'}"
         )
+
+
+def finish_job(
+    lore: Lore, job_id: str, status: str, counts: dict[str, int], error: str | None, message: str
+) -> Job:
+    """Record how a job ended (any kind of job)."""
+    return lore.catalog.update_job(
+        job_id,
+        status=status,
+        counts=counts,
+        error=error,
+        message=message or status,
+        progress=1.0,
+        finished_at=utcnow(),
+    )
 
 
 def job_payload(job: Job) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from fastapi import Depends, Request
 from api.auth import Authenticator, Principal
 from api.jobs import JobWorker
 from api.service import Lore
-from retrieval import Tenant
 
 
 def authenticate(request: Request) -> Principal | None:
@@ -44,4 +43,3 @@ def _worker(request: Request) -> JobWorker:
 LoreDep = Annotated[Lore, Depends(_lore)]
 WorkerDep = Annotated[JobWorker, Depends(_worker)]
 Authenticated = Depends(authenticate)
-__all__ = ["Authenticated", "LoreDep", "Tenant", "WorkerDep"]
