@@ -95,8 +95,9 @@ class ZepStandIn:
                 self.messages.setdefault(body["session_id"], [])
                 return 201, session
             case "GET", ["sessions-ordered"]:
-                listed = list(self.sessions.values())
-                return 200, {"sessions": listed, "total_count": len(listed)}
+                size, number = int(query.get("page_size", 100)), int(query.get("page_number", 1))
+                listed = list(self.sessions.values())[(number - 1) * size : number * size]
+                return 200, {"sessions": listed, "total_count": len(self.sessions)}
             case "POST", ["sessions", "search"]:
                 wanted = body.get("session_ids") or list(self.messages)
                 results = [

@@ -67,8 +67,9 @@ class ZepSkillIndex:
         return out
 
     def put(self, skill: Skill, vector: Sequence[float]) -> None:
-        if self._find(skill.tenant_id, [skill.id]):
-            self.update(skill)
+        stored = self._find(skill.tenant_id, [skill.id]).get(skill.id)
+        if stored is not None:
+            self._rewrite(stored, skill)
             return
         message = Message(
             role_type="system",
@@ -80,8 +81,13 @@ class ZepSkillIndex:
 
     def update(self, skill: Skill) -> None:
         message = self._find(skill.tenant_id, [skill.id]).get(skill.id)
-        if message is None or message.uuid_ is None:
+        if message is None:
             raise StoreUnavailableError(f"Zep lost skill {skill.id}")
+        self._rewrite(message, skill)
+
+    def _rewrite(self, message: Message, skill: Skill) -> None:
+        if message.uuid_ is None:
+            raise StoreUnavailableError(f"Zep gave skill {skill.id}'s message no uuid")
         self._zep.memory.update_message_metadata(
             self._session(skill.tenant_id),
             message.uuid_,
@@ -136,9 +142,7 @@ class ZepSkillIndex:
 
     def expire(self, used_before: float) -> int:
         gone = 0
-        listed = self._zep.memory.list_sessions(page_size=1000)
-        for session in listed.sessions or []:
-            name = session.session_id or ""
+        for name in self._session_names():
             if not name.startswith(SESSION_PREFIX):
                 continue
             tenant = name[len(SESSION_PREFIX) :]
@@ -146,6 +150,17 @@ class ZepSkillIndex:
             self.delete(tenant, stale)
             gone += len(stale)
         return gone
+
+    def _session_names(self) -> list[str]:
+        names: list[str] = []
+        page_number = 1
+        while True:
+            listed = self._zep.memory.list_sessions(page_number=page_number, page_size=PAGE)
+            sessions = listed.sessions or []
+            names.extend(s.session_id or "" for s in sessions)
+            if len(sessions) < PAGE:
+                return names
+            page_number += 1
 
     def close(self) -> None:
         """zep-python's client holds nothing to release."""
