@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
@@ -39,6 +39,7 @@ from ingest import (
     SentenceTransformerEmbedder,
     SourceDocument,
     Tools,
+    bf16_matrix_units,
     extract,
     prepare,
 )
@@ -72,10 +73,28 @@ PUBLIC_TENANT = "public"
 IN_PROCESS_TYPES = frozenset({"html", "markdown", "text"})
 Progress = Callable[[int, int], None]
 
+
+def _torch_embedder(settings: Settings) -> Embedder:
+    precision = settings.embedding.precision
+    if precision == "auto":
+        on_cpu = settings.embedding.device == "cpu"
+        precision = "bf16" if on_cpu and bf16_matrix_units() else "fp32"
+    return SentenceTransformerEmbedder(
+        settings.embedding.model_path, settings.embedding.device, precision
+    )
+
+
+def _auto_embedder(settings: Settings) -> Embedder:
+    # Measured here (benchmarks/embed_bench.py): bf16 PyTorch 2.6x fp32 PyTorch where AMX
+    # multiplies bf16, int8 ONNX 1.7x; without AMX bf16 is emulated and int8 ONNX wins.
+    if settings.embedding.device != "cpu" or bf16_matrix_units():
+        return _torch_embedder(settings)
+    return OnnxEmbedder(settings.data_dir / "models", settings.embedding.model_path)
+
+
 EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
-    "sentence-transformers": lambda s: SentenceTransformerEmbedder(
-        s.embedding.model_path, s.embedding.device
-    ),
+    "auto": _auto_embedder,
+    "sentence-transformers": _torch_embedder,
     "onnx-int8": lambda s: OnnxEmbedder(s.data_dir / "models", s.embedding.model_path),
     "onnx": lambda s: OnnxEmbedder(s.data_dir / "models", s.embedding.model_path, quantize=False),
     "hash": lambda s: HashEmbedder(),
@@ -93,7 +112,28 @@ def make_embedder(settings: Settings) -> Embedder:
     embedder = factory(settings)
     if settings.embedding.backend == "hash":
         log.warning("using the hash embedder: a deterministic fake with no semantics")
+    else:
+        log.info("embedding with %s (%s backend)", embedder.name, settings.embedding.backend)
     return embedder
+
+
+# Whole documents per embedding pass: full batches across small pages, bounded memory.
+_INDEX_GROUP_CHUNKS = 1024
+
+
+def _groups(
+    prepared: Sequence[PreparedDocument], max_chunks: int
+) -> Iterator[list[PreparedDocument]]:
+    group: list[PreparedDocument] = []
+    size = 0
+    for doc in prepared:
+        if group and size + len(doc.chunks) > max_chunks:
+            yield group
+            group, size = [], 0
+        group.append(doc)
+        size += len(doc.chunks)
+    if group:
+        yield group
 
 
 @dataclass(frozen=True)
@@ -347,17 +387,19 @@ class Lore:
     def index(
         self, prepared: Sequence[PreparedDocument], progress: Progress | None = None
     ) -> list[IndexResult]:
+        """Embed and store prepared documents, a group of whole documents (up to
+        `_INDEX_GROUP_CHUNKS` chunks) per embedding pass; `progress(done, total)` in chunks."""
         total = sum(len(p.chunks) for p in prepared)
         done = 0
-        results = []
-        for doc in prepared:
+        results: list[IndexResult] = []
+        for group in _groups(prepared, _INDEX_GROUP_CHUNKS):
 
             def step(n: int, _: int, base: int = done) -> None:
                 if progress is not None:
                     progress(base + n, total)
 
-            results.append(self.indexer.index(doc, step))
-            done += len(doc.chunks)
+            results += self.indexer.index_many(group, step)
+            done += sum(len(p.chunks) for p in group)
             if progress is not None:
                 progress(done, total)
         return results

@@ -13,10 +13,17 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class EmbeddingSettings(BaseModel):
-    backend: Literal["onnx-int8", "sentence-transformers", "onnx", "hash"] = Field(
-        "onnx-int8",
-        description="'onnx-int8': the same model exported once to ONNX and quantized (faster "
-        "on a CPU); 'hash' is a deterministic fake for tests and demos; it knows no semantics.",
+    backend: Literal["auto", "sentence-transformers", "onnx-int8", "onnx", "hash"] = Field(
+        "auto",
+        description="'auto': PyTorch in bf16 on a CPU with bf16 matrix units (Intel AMX), else "
+        "'onnx-int8'; 'onnx-int8': the same model exported once to ONNX and quantized (faster "
+        "than fp32 PyTorch on any CPU); 'hash' is a deterministic fake for tests and demos; it "
+        "knows no semantics.",
+    )
+    precision: Literal["auto", "fp32", "bf16"] = Field(
+        "auto",
+        description="For the sentence-transformers backend: 'auto' is bf16 on a CPU with bf16 "
+        "matrix units, else fp32.",
     )
     model_path: Path | None = Field(
         None,
@@ -25,6 +32,15 @@ class EmbeddingSettings(BaseModel):
     )
     device: str = "cpu"
     batch_size: int = Field(32, ge=1, le=1024)
+
+    @model_validator(mode="after")
+    def _precision_has_a_model(self) -> EmbeddingSettings:
+        if self.precision != "auto" and self.backend not in ("auto", "sentence-transformers"):
+            raise ValueError(
+                f"embedding.precision={self.precision} applies to the sentence-transformers "
+                f"backend, not to {self.backend}"
+            )
+        return self
 
 
 class ChunkingSettings(BaseModel):

@@ -32,8 +32,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--embedding",
-        default="onnx-int8",
-        choices=["onnx-int8", "sentence-transformers", "onnx"],
+        default="auto",
+        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
     )
     args = parser.parse_args()
 

@@ -3,7 +3,13 @@ indexing into the store. Depends only on `retrieval`."""
 
 from ingest.chunker import Section, TextChunk, chunk_markdown, count_words, split_sections
 from ingest.detect import SUPPORTED, DocType, decode_text, detect_type
-from ingest.embed import Embedder, HashEmbedder, OnnxEmbedder, SentenceTransformerEmbedder
+from ingest.embed import (
+    Embedder,
+    HashEmbedder,
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    bf16_matrix_units,
+)
 from ingest.errors import (
     DocumentTooLargeError,
     EmbeddingError,
@@ -60,6 +66,7 @@ __all__ = [
     "Tools",
     "UnsafeDocumentError",
     "UnsupportedTypeError",
+    "bf16_matrix_units",
     "chunk_markdown",
     "count_words",
     "decode_text",

