@@ -22,7 +22,7 @@ from ingest import (
     UnsafeDocumentError,
     UnsupportedTypeError,
 )
-from retrieval import NotFoundError, StoreUnavailableError
+from retrieval import NotFoundError, RerankerError, StoreUnavailableError
 from spa_phases import CaptureError, SnapshotError, SnapshotTooLargeError, SpaError
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (IngestError, 422, "ingest_failed"),
     (NotFoundError, 404, "not_found"),
     (StoreUnavailableError, 503, "store_unavailable"),
+    (RerankerError, 503, "reranker_failed"),
     (FetchError, 502, "fetch_failed"),
     (BrowserUnavailableError, 503, "browser_unavailable"),
     (SnapshotTooLargeError, 413, "too_large"),
@@ -100,6 +101,7 @@ def install(app: FastAPI) -> None:
         IngestError,
         NotFoundError,
         StoreUnavailableError,
+        RerankerError,
         FetchError,
         BrowserUnavailableError,
         SpaError,

@@ -46,11 +46,13 @@ from ingest import (
 from retrieval import (
     Catalog,
     ChunkFilter,
+    CrossEncoderReranker,
     Document,
     EdgeStore,
     Hit,
     Job,
     QdrantStore,
+    Reranker,
     SearchMode,
     SearchQuery,
     Tenant,
@@ -134,6 +136,15 @@ def _groups(
         size += len(doc.chunks)
     if group:
         yield group
+
+
+def make_reranker(settings: Settings) -> Reranker | None:
+    path = settings.search.reranker_model_path
+    if path is None:
+        return None
+    reranker = CrossEncoderReranker(path, settings.embedding.device)
+    log.info("reranking the best %d candidates with %s", settings.search.rerank_candidates, path)
+    return reranker
 
 
 @dataclass(frozen=True)
@@ -252,13 +263,19 @@ def page_domain(url: str) -> str:
 class Lore:
     """The embedded lore instance: store, catalog, embedder, fetcher."""
 
-    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
         self.settings = settings
         # The tenant this instance acts for; a request's copy carries its key's tenant and
         # allowedDomains (None: the operator's own instance, every domain).
         self.tenant: str = settings.tenant
         self.allowed: Tenant | None = None
         settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.reranker = reranker or make_reranker(settings)
         self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_url)
         try:
@@ -533,11 +550,17 @@ class Lore:
     # retrieval --------------------------------------------------------------------------------
 
     def search(self, text: str, flt: ChunkFilter, k: int, mode: SearchMode = "hybrid") -> list[Hit]:
-        """The engine's best candidates, re-ranked for freshness with near-duplicates collapsed."""
+        """The engine's best candidates, re-scored by the reranker when one is configured, then
+        re-ranked for freshness with near-duplicates collapsed."""
         vector = self.embedder.embed_query(text)
+        limit = max(k * 3, k + 10)
+        if self.reranker is not None:
+            limit = max(limit, self.settings.search.rerank_candidates)
         candidates = self.store.search(
-            SearchQuery(text=text, vector=vector, filter=flt, limit=max(k * 3, k + 10), mode=mode)
+            SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
         )
+        if self.reranker is not None:
+            candidates = self.reranker.rerank(text, candidates)
         return rerank(candidates, self.freshness, k)
 
     def resolve(

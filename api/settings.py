@@ -227,6 +227,14 @@ class SearchSettings(BaseModel):
     duplicate_similarity: float | None = Field(
         0.9, gt=0, le=1, description="Word-shingle Jaccard above which results collapse."
     )
+    reranker_model_path: Path | None = Field(
+        None,
+        description="A local sentence-transformers cross-encoder directory (1 output label) "
+        "that re-scores the fused candidates; unset: no reranking. lore ships none.",
+    )
+    rerank_candidates: int = Field(
+        30, ge=2, le=500, description="How many of the engine's best candidates it re-scores."
+    )
 
 
 class Settings(BaseSettings):

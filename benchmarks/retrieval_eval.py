@@ -24,7 +24,7 @@ from _common import DATA, peak_rss_mb
 
 from api import Lore, Settings
 from ingest import SourceDocument, prepare
-from retrieval import ChunkFilter, SearchQuery
+from retrieval import ChunkFilter, CrossEncoderReranker, SearchQuery
 
 SCIFACT = DATA / "retrieval" / "beir-scifact"
 BASE = "https://scifact.test/"
@@ -91,10 +91,23 @@ def main() -> None:
     parser.add_argument(
         "--embedding",
         default="onnx-int8",
-        choices=["onnx-int8", "sentence-transformers", "onnx"],
+        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
         help="embedding backend (a new --index-dir per backend)",
     )
+    parser.add_argument(
+        "--reranker",
+        type=Path,
+        default=None,
+        help="a local cross-encoder directory: adds a row with hybrid DBSF's best "
+        "--rerank-candidates re-scored by it",
+    )
+    parser.add_argument("--rerank-candidates", type=int, default=30)
     args = parser.parse_args()
+    reranker = CrossEncoderReranker(args.reranker) if args.reranker else None
+    runs = list(RUNS)
+    if reranker is not None:
+        label = f"hybrid, DBSF, best {args.rerank_candidates} reranked by {reranker.name}"
+        runs.append((label, {"mode": "hybrid", "fusion": "dbsf"}))
     corpus, queries, qrels = load(args.data)
     query_ids = sorted(qrels, key=int)[: args.queries or None]
 
@@ -111,13 +124,16 @@ def main() -> None:
         print(f"\n{len(query_ids)} queries (train split), {len(corpus)} abstracts\n")
         print("| retrieval | nDCG@10 | recall@100 | ms/query |")
         print("|---|---:|---:|---:|")
-        for label, options in RUNS:
+        for label, options in runs:
             ndcg = recall = 0.0
             t = time.perf_counter()
             for query_id in query_ids:
                 hits = lore.store.search(
                     SearchQuery(queries[query_id], vectors[query_id], flt, limit=150, **options)
                 )
+                if reranker is not None and "reranked" in label:
+                    top = args.rerank_candidates
+                    hits = reranker.rerank(queries[query_id], hits[:top]) + hits[top:]
                 ranked = list(dict.fromkeys(h.chunk.url.removeprefix(BASE) for h in hits))[:100]
                 relevant = qrels[query_id]
                 ndcg += ndcg_at_10(ranked, relevant)

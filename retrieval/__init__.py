@@ -14,9 +14,10 @@ from retrieval.catalog import (
     utcnow,
 )
 from retrieval.edge import EdgeStore
-from retrieval.errors import NotFoundError, RetrievalError, StoreUnavailableError
+from retrieval.errors import NotFoundError, RerankerError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
 from retrieval.qdrant import QdrantStore
+from retrieval.rerank import CrossEncoderReranker, Reranker
 from retrieval.store import VectorStore
 from retrieval.types import (
     Chunk,
@@ -36,6 +37,7 @@ __all__ = [
     "Chunk",
     "ChunkFilter",
     "CrawlUrl",
+    "CrossEncoderReranker",
     "Document",
     "EdgeStore",
     "Fusion",
@@ -44,6 +46,8 @@ __all__ = [
     "NotFoundError",
     "Phase",
     "QdrantStore",
+    "Reranker",
+    "RerankerError",
     "RetrievalError",
     "SearchMode",
     "SearchQuery",

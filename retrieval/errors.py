@@ -2,7 +2,8 @@
 
 RetrievalError
  ├── StoreUnavailableError   the vector store cannot be opened (locked by another process, corrupt)
- └── NotFoundError           a document or job that does not exist
+ ├── NotFoundError           a document or job that does not exist
+ └── RerankerError           the reranking model cannot be loaded or failed
 """
 
 
@@ -16,3 +17,7 @@ class StoreUnavailableError(RetrievalError):
 
 class NotFoundError(RetrievalError):
     """The requested record does not exist."""
+
+
+class RerankerError(RetrievalError):
+    """The configured reranker cannot be loaded or failed on a query."""
