@@ -87,8 +87,8 @@ def _torch_embedder(settings: Settings) -> Embedder:
 
 
 def _auto_embedder(settings: Settings) -> Embedder:
-    # Measured here (benchmarks/embed_bench.py): bf16 PyTorch 2.6x fp32 PyTorch where AMX
-    # multiplies bf16, int8 ONNX 1.7x; without AMX bf16 is emulated and int8 ONNX wins.
+    # Measured here (benchmarks/embed_bench.py, AMX): bf16 PyTorch 2.6x fp32 PyTorch, int8 ONNX
+    # 1.6x. Without AMX the int8 export is the proven speed-up (2x fp32 on short texts).
     if settings.embedding.device != "cpu" or bf16_matrix_units():
         return _torch_embedder(settings)
     return OnnxEmbedder(settings.data_dir / "models", settings.embedding.model_path)

@@ -83,8 +83,8 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=0, help="fill the store up to N chunks")
     parser.add_argument(
         "--embedding",
-        default="onnx-int8",
-        choices=["onnx-int8", "sentence-transformers", "onnx"],
+        default="auto",
+        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
     )
     args = parser.parse_args()
     rng = random.Random(7)

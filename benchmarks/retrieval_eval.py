@@ -90,7 +90,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")
     parser.add_argument(
         "--embedding",
-        default="onnx-int8",
+        default="auto",
         choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
         help="embedding backend (a new --index-dir per backend)",
     )

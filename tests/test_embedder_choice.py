@@ -24,14 +24,16 @@ TEXTS = [
 def test_bf16_vectors_match_fp32_and_do_not_depend_on_the_batch(torch_embedder: Embedder) -> None:
     bf16 = SentenceTransformerEmbedder(precision="bf16")
     assert bf16.name == "all-MiniLM-L6-v2-bf16" and bf16.dim == 384
-    ours = np.array(bf16.embed(TEXTS, batch_size=3))
+    ours = np.array(bf16.embed(TEXTS * 2, batch_size=6))[:3]
     reference = np.array(torch_embedder.embed(TEXTS))
     cosines = np.sum(ours * reference, axis=1)
     assert cosines.min() > 0.999, cosines
     assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
-    # alone (padded to 32 tokens) or beside a long text (padded to 128): the same vector
-    alone = np.array(bf16.embed_query(TEXTS[0]))
-    assert float(alone @ ours[0]) > 0.9999
+    # in a batch padded to 32 tokens or to 128: the same vector
+    padded = np.array(bf16.embed([TEXTS[0], TEXTS[0], TEXTS[0], TEXTS[1]], batch_size=4))
+    assert float(padded[0] @ ours[0]) > 0.9999
+    # a query alone runs in fp32: exactly the plain model's vector
+    assert bf16.embed_query(TEXTS[0]) == pytest.approx(reference[0].tolist(), abs=1e-6)
 
 
 class Made:
