@@ -38,6 +38,7 @@ from ingest import (
     Sandbox,
     SentenceTransformerEmbedder,
     SourceDocument,
+    SplitEmbedder,
     Tools,
     bf16_matrix_units,
     extract,
@@ -88,10 +89,14 @@ def _torch_embedder(settings: Settings) -> Embedder:
 
 def _auto_embedder(settings: Settings) -> Embedder:
     # Measured here (benchmarks/embed_bench.py, AMX): bf16 PyTorch 2.6x fp32 PyTorch, int8 ONNX
-    # 1.6x. Without AMX the int8 export is the proven speed-up (2x fp32 on short texts).
-    if settings.embedding.device != "cpu" or bf16_matrix_units():
+    # 1.6x; queries alone are fastest on ONNX Runtime fp32 (2.1 ms; PyTorch 6.6, bf16 9.8).
+    # Without AMX the int8 export is the proven speed-up (2x fp32 on short texts).
+    if settings.embedding.device != "cpu":
         return _torch_embedder(settings)
-    return OnnxEmbedder(settings.data_dir / "models", settings.embedding.model_path)
+    models, path = settings.data_dir / "models", settings.embedding.model_path
+    if bf16_matrix_units():
+        return SplitEmbedder(OnnxEmbedder(models, path, quantize=False), _torch_embedder(settings))
+    return OnnxEmbedder(models, path)
 
 
 EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {

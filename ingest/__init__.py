@@ -8,6 +8,7 @@ from ingest.embed import (
     HashEmbedder,
     OnnxEmbedder,
     SentenceTransformerEmbedder,
+    SplitEmbedder,
     bf16_matrix_units,
 )
 from ingest.errors import (
@@ -61,6 +62,7 @@ __all__ = [
     "Section",
     "SentenceTransformerEmbedder",
     "SourceDocument",
+    "SplitEmbedder",
     "TextChunk",
     "ToolMissingError",
     "Tools",

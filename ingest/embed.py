@@ -84,9 +84,6 @@ def bf16_matrix_units() -> bool:
     return bool(re.search(r"^flags\s*:.*\bamx_bf16\b", flags, re.MULTILINE))
 
 
-_BF16_MIN_BATCH = 4
-
-
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model loaded from a local directory (never from a hub).
 
@@ -129,9 +126,7 @@ class SentenceTransformerEmbedder(Embedder):
         return len(self._tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        # A query or two: autocast's casts cost more than bf16 saves (one query: 9.8 ms in bf16,
-        # 6.6 ms in fp32), and the vector is then exactly fp32's (bf16's is within 1e-5).
-        if self._precision == "bf16" and len(texts) >= _BF16_MIN_BATCH:
+        if self._precision == "bf16":
             return self._embed_bf16(texts)
         with self._lock:
             array = self._model.encode(
@@ -320,6 +315,26 @@ class OnnxEmbedder(Embedder):
                 (output,) = self._session.run(["embedding"], feed)
             vectors.extend([float(x) for x in row] for row in output)
         return vectors
+
+
+class SplitEmbedder(Embedder):
+    """Calls of fewer than `min_batch` texts (queries) to `small`, the rest to `large`: two
+    runtimes of one model, each where it is fastest. With AMX, PyTorch bf16 embeds batches 2.6x
+    as fast as fp32, but one query takes it 9.8 ms where ONNX Runtime fp32 takes 2.1 ms."""
+
+    def __init__(self, small: Embedder, large: Embedder, min_batch: int = 4) -> None:
+        if small.dim != large.dim:
+            raise EmbeddingError(f"{small.name} and {large.name} embed into different spaces")
+        self.small, self.large, self.min_batch = small, large, min_batch
+        self.name = f"{large.name} (queries: {small.name})"
+        self.dim = large.dim
+
+    def count_tokens(self, text: str) -> int:
+        return self.large.count_tokens(text)
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        chosen = self.small if len(texts) < self.min_batch else self.large
+        return chosen.embed_batch(texts)
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -1,8 +1,10 @@
-"""The bf16 PyTorch embedder (the default on CPUs with AMX) against fp32 PyTorch, and which
-embedder `auto` picks on which CPU."""
+"""The bf16 PyTorch embedder (the default for batches on CPUs with AMX) against fp32 PyTorch, the
+split between a query runtime and a batch runtime, and which embedder `auto` picks on which
+CPU."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,13 @@ import pytest
 from pydantic import ValidationError
 
 from api import Settings, service
-from ingest import Embedder, SentenceTransformerEmbedder
+from ingest import (
+    Embedder,
+    EmbeddingError,
+    HashEmbedder,
+    SentenceTransformerEmbedder,
+    SplitEmbedder,
+)
 
 TEXTS = [
     "How do I reset my password?",
@@ -32,25 +40,54 @@ def test_bf16_vectors_match_fp32_and_do_not_depend_on_the_batch(torch_embedder: 
     # in a batch padded to 32 tokens or to 128: the same vector
     padded = np.array(bf16.embed([TEXTS[0], TEXTS[0], TEXTS[0], TEXTS[1]], batch_size=4))
     assert float(padded[0] @ ours[0]) > 0.9999
-    # a query alone runs in fp32: exactly the plain model's vector
-    assert bf16.embed_query(TEXTS[0]) == pytest.approx(reference[0].tolist(), abs=1e-6)
+
+
+def test_split_embedder_sends_queries_to_one_runtime_and_batches_to_the_other() -> None:
+    small, large = Recorder("small"), Recorder("large")
+    split = SplitEmbedder(small, large, min_batch=4)
+    split.embed_query("one query")
+    split.embed(["a", "b", "c"])
+    split.embed([f"text {i}" for i in range(10)], batch_size=8)  # a batch of 8, then of 2
+    assert small.calls == [1, 3, 2] and large.calls == [8]
+    assert split.dim == 384 and split.name == "large (queries: small)"
+    with pytest.raises(EmbeddingError, match="different spaces"):
+        SplitEmbedder(HashEmbedder(128), large)
+
+
+class Recorder(HashEmbedder):
+    """A deterministic fake that records the size of each call."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(384)
+        self.name, self.calls = name, []
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(len(texts))
+        return super().embed_batch(texts)
 
 
 class Made:
     def __init__(self, kind: str, *args: Any) -> None:
-        self.kind, self.args, self.name = kind, args, kind
+        self.kind, self.args, self.name, self.dim = kind, args, kind, 384
+
+
+def describe(embedder: object) -> str:
+    if isinstance(embedder, SplitEmbedder):
+        return f"queries {describe(embedder.small)}, batches {describe(embedder.large)}"
+    assert isinstance(embedder, Made)
+    return " ".join(str(x) for x in (embedder.kind, *embedder.args))
 
 
 @pytest.mark.parametrize(
     ("amx", "backend", "precision", "expected"),
     [
-        (True, "auto", "auto", ("torch", "bf16")),
-        (False, "auto", "auto", ("onnx",)),
-        (True, "sentence-transformers", "auto", ("torch", "bf16")),
-        (False, "sentence-transformers", "auto", ("torch", "fp32")),
-        (True, "sentence-transformers", "fp32", ("torch", "fp32")),
-        (False, "sentence-transformers", "bf16", ("torch", "bf16")),
-        (True, "onnx-int8", "auto", ("onnx",)),
+        (True, "auto", "auto", "queries onnx fp32, batches torch bf16"),
+        (False, "auto", "auto", "onnx int8"),
+        (True, "sentence-transformers", "auto", "torch bf16"),
+        (False, "sentence-transformers", "auto", "torch fp32"),
+        (True, "sentence-transformers", "fp32", "torch fp32"),
+        (False, "sentence-transformers", "bf16", "torch bf16"),
+        (True, "onnx-int8", "auto", "onnx int8"),
     ],
 )
 def test_auto_picks_bf16_pytorch_only_where_the_cpu_multiplies_bf16(
@@ -59,16 +96,18 @@ def test_auto_picks_bf16_pytorch_only_where_the_cpu_multiplies_bf16(
     amx: bool,
     backend: str,
     precision: str,
-    expected: tuple[str, ...],
+    expected: str,
 ) -> None:
     # Constructors replaced by recorders: this checks the choice, not the models.
     monkeypatch.setattr(service, "bf16_matrix_units", lambda: amx)
     monkeypatch.setattr(service, "SentenceTransformerEmbedder", lambda *a: Made("torch", a[-1]))
-    monkeypatch.setattr(service, "OnnxEmbedder", lambda *a, **k: Made("onnx"))
+    monkeypatch.setattr(
+        service,
+        "OnnxEmbedder",
+        lambda *a, quantize=True: Made("onnx", "int8" if quantize else "fp32"),
+    )
     settings = Settings(data_dir=tmp_path, embedding={"backend": backend, "precision": precision})  # type: ignore[arg-type]
-    made = service.make_embedder(settings)
-    assert isinstance(made, Made)
-    assert (made.kind, *made.args) == expected
+    assert describe(service.make_embedder(settings)) == expected
 
 
 def test_precision_is_refused_where_it_would_be_ignored(tmp_path: Path) -> None:
