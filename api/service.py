@@ -94,7 +94,7 @@ def _auto_embedder(settings: Settings) -> Embedder:
     if settings.embedding.device != "cpu":
         return _torch_embedder(settings)
     models, path = settings.data_dir / "models", settings.embedding.model_path
-    if bf16_matrix_units():
+    if bf16_matrix_units() or settings.embedding.precision != "auto":  # a precision is PyTorch's
         return SplitEmbedder(OnnxEmbedder(models, path, quantize=False), _torch_embedder(settings))
     return OnnxEmbedder(models, path)
 
