@@ -12,21 +12,18 @@ Published test-split references: BM25 0.665, all-MiniLM-L6-v2 dense 0.645.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import DATA, peak_rss_mb
+from _common import peak_rss_mb
+from _scifact import SCIFACT, load, ndcg_at_10
 
 from api import Lore, Settings
 from ingest import SourceDocument, prepare
 from retrieval import ChunkFilter, CrossEncoderReranker, SearchQuery
 
-SCIFACT = DATA / "retrieval" / "beir-scifact"
 BASE = "https://scifact.test/"
 RUNS: list[tuple[str, dict[str, Any]]] = [
     ("dense", {"mode": "dense"}),
@@ -34,17 +31,6 @@ RUNS: list[tuple[str, dict[str, Any]]] = [
     ("hybrid, DBSF", {"mode": "hybrid", "fusion": "dbsf"}),
     ("hybrid, RRF", {"mode": "hybrid", "fusion": "rrf"}),
 ]
-
-
-def load(data: Path) -> tuple[list[dict[str, str]], dict[str, str], dict[str, set[str]]]:
-    corpus = [json.loads(line) for line in (data / "corpus.jsonl").open()]
-    queries = {q["_id"]: q["text"] for q in map(json.loads, (data / "queries.jsonl").open())}
-    qrels: dict[str, set[str]] = defaultdict(set)
-    for line in (data / "qrels" / "train.tsv").read_text().splitlines()[1:]:
-        query_id, doc_id, score = line.split("\t")
-        if int(score) > 0:
-            qrels[query_id].add(doc_id)
-    return corpus, queries, qrels
 
 
 def build(lore: Lore, corpus: list[dict[str, str]]) -> None:
@@ -75,12 +61,6 @@ def build(lore: Lore, corpus: list[dict[str, str]]) -> None:
     lore.index(prepared, progress)
     t2 = time.perf_counter()
     print(f"indexed in {t2 - t1:.0f} s ({chunks / (t2 - t1):.1f} chunks/s)")
-
-
-def ndcg_at_10(ranked: list[str], relevant: set[str]) -> float:
-    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in relevant)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(relevant), 10)))
-    return dcg / ideal
 
 
 def main() -> None:
