@@ -126,6 +126,8 @@ def main() -> None:
                 elapsed = time.perf_counter() - started
                 counts = done.counts
                 runs.append((elapsed, counts))
+                for failed in lore.catalog.crawl_urls(job.id, states=("failed",), limit=5):
+                    print(f"  failed: {failed.url}: {failed.reason[:160]}")
                 handled = counts["ingested"] + counts["unchanged"]
                 print(
                     f"{label}: {done.status}, {handled} pages in {elapsed:.1f} s: "

@@ -120,10 +120,17 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbeddingError(f"model at {path} does not report its embedding size")
         self.dim = int(dim)
         self._tokenizer = self._model.tokenizer
+        # Counting has a tokenizer of its own: the model's switches padding and truncation on
+        # and off per call, and a count running beside a batch switched them under it.
+        from tokenizers import Tokenizer  # noqa: PLC0415
+
+        self._counter = Tokenizer.from_str(self._tokenizer.backend_tokenizer.to_str())
+        self._counter.no_truncation()
+        self._counter.no_padding()
         self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         if self._precision == "bf16":
@@ -147,20 +154,20 @@ class SentenceTransformerEmbedder(Embedder):
         # of growing past 2.2 GB; a crawl embeds a page at a time, in batches of every size.
         count = len(texts)
         batch = list(texts) + [texts[-1]] * ((1 << (count - 1).bit_length()) - count)
-        features = self._tokenizer(
-            batch,
-            padding=True,
-            truncation=True,
-            max_length=self._model.max_seq_length,
-            pad_to_multiple_of=32,
-            return_tensors="pt",
-        ).to(self._model.device)
-        with (
-            self._lock,
-            torch.inference_mode(),
-            torch.autocast(self._model.device.type, dtype=torch.bfloat16),
-        ):
-            pooled = self._model(dict(features))["sentence_embedding"]
+        with self._lock:
+            features = self._tokenizer(
+                batch,
+                padding=True,
+                truncation=True,
+                max_length=self._model.max_seq_length,
+                pad_to_multiple_of=32,
+                return_tensors="pt",
+            ).to(self._model.device)
+            with (
+                torch.inference_mode(),
+                torch.autocast(self._model.device.type, dtype=torch.bfloat16),
+            ):
+                pooled = self._model(dict(features))["sentence_embedding"]
         # Normalised in fp32: a bf16 result is unit length only to within 1e-2.
         array = torch.nn.functional.normalize(pooled[:count].float(), dim=1).cpu().numpy()
         return [[float(x) for x in row] for row in array]

@@ -4,6 +4,7 @@ CPU."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -114,3 +115,29 @@ def test_auto_picks_bf16_pytorch_only_where_the_cpu_multiplies_bf16(
 def test_precision_is_refused_where_it_would_be_ignored(tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="precision=bf16 applies to the sentence"):
         Settings(data_dir=tmp_path, embedding={"backend": "onnx-int8", "precision": "bf16"})  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_token_counting_and_embedding_from_many_threads_at_once() -> None:
+    # A crawl prepares pages (counting tokens) while it embeds others: the tokenizer they shared
+    # switched padding off under a running batch ("Unable to create tensor").
+    bf16 = SentenceTransformerEmbedder(precision="bf16")
+    texts = [f"{'word ' * (5 + 13 * i)}end" for i in range(12)]
+    stop = threading.Event()
+    counts: list[int] = []
+
+    def count() -> None:
+        while not stop.is_set():
+            counts.extend(bf16.count_tokens(t) for t in texts)
+
+    counters = [threading.Thread(target=count) for _ in range(3)]
+    for thread in counters:
+        thread.start()
+    try:
+        for _ in range(15):
+            assert len(bf16.embed(texts, batch_size=12)) == len(texts)
+    finally:
+        stop.set()
+        for thread in counters:
+            thread.join()
+    assert counts and set(counts) == {bf16.count_tokens(t) for t in texts}
