@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import resource
 import statistics
@@ -26,6 +27,16 @@ def html_files(corpus: Path, limit: int) -> list[Path]:
     if not files:
         raise SystemExit(f"no HTML files under {corpus}")
     return files[:limit] if limit else files
+
+
+def add_embedding_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """--embedding: the backend to measure, lore's default unless told (never the hash fake)."""
+    parser.add_argument(
+        "--embedding",
+        default="auto",
+        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
+        help=help,
+    )
 
 
 def peak_rss_mb() -> float:

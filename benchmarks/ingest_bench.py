@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import default_corpus, html_files, page_source, peak_rss_mb
+from _common import add_embedding_option, default_corpus, html_files, page_source, peak_rss_mb
 
 from api import Lore, Settings
 from ingest import IngestError
@@ -30,11 +30,7 @@ def main() -> None:
         default=None,
         help="keep the index here (default: a temporary directory)",
     )
-    parser.add_argument(
-        "--embedding",
-        default="auto",
-        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
-    )
+    add_embedding_option(parser)
     args = parser.parse_args()
 
     files = html_files(args.corpus, args.limit)

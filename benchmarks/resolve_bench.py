@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
-from _common import default_corpus, html_files, page_source, summary_ms
+from _common import add_embedding_option, default_corpus, html_files, page_source, summary_ms
 
 from api import Lore, Settings, create_app
 from api.app import serve_in_thread
@@ -81,11 +81,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--scale", type=int, default=0, help="fill the store up to N chunks")
-    parser.add_argument(
-        "--embedding",
-        default="auto",
-        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
-    )
+    add_embedding_option(parser)
     args = parser.parse_args()
     rng = random.Random(7)
 

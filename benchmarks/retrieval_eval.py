@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import peak_rss_mb
+from _common import add_embedding_option, peak_rss_mb
 from _scifact import SCIFACT, load, ndcg_at_10
 
 from api import Lore, Settings
@@ -68,12 +68,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SCIFACT)
     parser.add_argument("--index-dir", type=Path, default=None, help="keep/reuse the index here")
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0 = all)")
-    parser.add_argument(
-        "--embedding",
-        default="auto",
-        choices=["auto", "onnx-int8", "sentence-transformers", "onnx"],
-        help="embedding backend (a new --index-dir per backend)",
-    )
+    add_embedding_option(parser, "embedding backend (a new --index-dir per backend)")
     parser.add_argument(
         "--reranker",
         type=Path,
@@ -84,10 +79,10 @@ def main() -> None:
     parser.add_argument("--rerank-candidates", type=int, default=30)
     args = parser.parse_args()
     reranker = CrossEncoderReranker(args.reranker) if args.reranker else None
-    runs = list(RUNS)
+    runs = [(label, options, None) for label, options in RUNS]
     if reranker is not None:
         label = f"hybrid, DBSF, best {args.rerank_candidates} reranked by {reranker.name}"
-        runs.append((label, {"mode": "hybrid", "fusion": "dbsf"}))
+        runs.append((label, {"mode": "hybrid", "fusion": "dbsf"}, reranker))
     corpus, queries, qrels = load(args.data)
     query_ids = sorted(qrels, key=int)[: args.queries or None]
 
@@ -104,16 +99,16 @@ def main() -> None:
         print(f"\n{len(query_ids)} queries (train split), {len(corpus)} abstracts\n")
         print("| retrieval | nDCG@10 | recall@100 | ms/query |")
         print("|---|---:|---:|---:|")
-        for label, options in runs:
+        for label, options, rerank_with in runs:
             ndcg = recall = 0.0
             t = time.perf_counter()
             for query_id in query_ids:
                 hits = lore.store.search(
                     SearchQuery(queries[query_id], vectors[query_id], flt, limit=150, **options)
                 )
-                if reranker is not None and "reranked" in label:
+                if rerank_with is not None:
                     top = args.rerank_candidates
-                    hits = reranker.rerank(queries[query_id], hits[:top]) + hits[top:]
+                    hits = rerank_with.rerank(queries[query_id], hits[:top]) + hits[top:]
                 ranked = list(dict.fromkeys(h.chunk.url.removeprefix(BASE) for h in hits))[:100]
                 relevant = qrels[query_id]
                 ndcg += ndcg_at_10(ranked, relevant)
