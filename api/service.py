@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
@@ -122,25 +122,6 @@ def make_embedder(settings: Settings) -> Embedder:
     else:
         log.info("embedding with %s (%s backend)", embedder.name, settings.embedding.backend)
     return embedder
-
-
-# Whole documents per embedding pass: full batches across small pages, bounded memory.
-_INDEX_GROUP_CHUNKS = 1024
-
-
-def _groups(
-    prepared: Sequence[PreparedDocument], max_chunks: int
-) -> Iterator[list[PreparedDocument]]:
-    group: list[PreparedDocument] = []
-    size = 0
-    for doc in prepared:
-        if group and size + len(doc.chunks) > max_chunks:
-            yield group
-            group, size = [], 0
-        group.append(doc)
-        size += len(doc.chunks)
-    if group:
-        yield group
 
 
 def make_reranker(settings: Settings) -> Reranker | None:
@@ -409,22 +390,8 @@ class Lore:
     def index(
         self, prepared: Sequence[PreparedDocument], progress: Progress | None = None
     ) -> list[IndexResult]:
-        """Embed and store prepared documents, a group of whole documents (up to
-        `_INDEX_GROUP_CHUNKS` chunks) per embedding pass; `progress(done, total)` in chunks."""
-        total = sum(len(p.chunks) for p in prepared)
-        done = 0
-        results: list[IndexResult] = []
-        for group in _groups(prepared, _INDEX_GROUP_CHUNKS):
-
-            def step(n: int, _: int, base: int = done) -> None:
-                if progress is not None:
-                    progress(base + n, total)
-
-            results += self.indexer.index_many(group, step)
-            done += sum(len(p.chunks) for p in group)
-            if progress is not None:
-                progress(done, total)
-        return results
+        """Embed and store prepared documents; `progress(done, total)` in chunks."""
+        return self.indexer.index_many(prepared, progress)
 
     # index-link jobs --------------------------------------------------------------------------
 

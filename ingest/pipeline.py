@@ -5,7 +5,7 @@ document in the catalog)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -175,6 +175,27 @@ def prepare(
     return PreparedDocument(document, chunks)
 
 
+def _passes(
+    prepared: Sequence[PreparedDocument], max_chunks: int
+) -> Iterator[list[PreparedDocument]]:
+    """Whole documents, up to `max_chunks` chunks a pass, each document at most once per pass:
+    a pass reads what is stored before it writes, so a document's second version (two uploads
+    of one name) must see the first's chunks to remove them."""
+    batch: list[PreparedDocument] = []
+    size = 0
+    ids: set[tuple[str, str]] = set()
+    for doc in prepared:
+        key = (doc.document.tenant_id, doc.document.id)
+        if batch and (size + len(doc.chunks) > max_chunks or key in ids):
+            yield batch
+            batch, size, ids = [], 0, set()
+        batch.append(doc)
+        size += len(doc.chunks)
+        ids.add(key)
+    if batch:
+        yield batch
+
+
 def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:
     return ChunkFilter(
         tenant_ids=(tenant_id,),
@@ -199,12 +220,33 @@ class Indexer:
         return self.index_many([prepared], progress)[0]
 
     def index_many(
-        self, prepared: Sequence[PreparedDocument], progress: Progress | None = None
+        self,
+        prepared: Sequence[PreparedDocument],
+        progress: Progress | None = None,
+        max_chunks: int = 1024,
     ) -> list[IndexResult]:
-        """Index several documents with one embedding pass over their new chunks (full,
-        length-sorted batches across documents: 1.2x as fast as per document with PyTorch).
-        `progress(done, total)` counts the chunks to embed. Nothing is written until every
-        vector is made."""
+        """Index documents a pass at a time: each pass embeds the new chunks of whole documents
+        (up to `max_chunks` chunks) together, in full length-sorted batches across small pages
+        (1.2x as fast as per document with PyTorch), and writes nothing until every vector of
+        the pass is made. `progress(done, total)` counts chunks."""
+        total = sum(len(p.chunks) for p in prepared)
+        done = 0
+        results: list[IndexResult] = []
+        for batch in _passes(prepared, max_chunks):
+
+            def step(n: int, _: int, base: int = done) -> None:
+                if progress is not None:
+                    progress(base + n, total)
+
+            results += self._index_pass(batch, step)
+            done += sum(len(p.chunks) for p in batch)
+            if progress is not None:
+                progress(done, total)
+        return results
+
+    def _index_pass(
+        self, prepared: Sequence[PreparedDocument], progress: Progress
+    ) -> list[IndexResult]:
         existing = [
             self.store.ids_where(document_filter(p.document.tenant_id, p.document.id))
             for p in prepared

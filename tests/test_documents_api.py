@@ -57,6 +57,26 @@ def test_mixed_batch_upload_then_query_finds_cells_and_key_paths(
     assert {d["extractor"] for d in listed} == {"python-docx", "openpyxl", "json", "pdfplumber"}
 
 
+def test_two_versions_of_one_file_in_one_upload_leave_only_the_second(
+    make_client: Callable[..., TestClient],
+) -> None:
+    # Uploads embed documents together; a document's second version must still replace the
+    # first, as two uploads one after the other would.
+    client = make_client()
+    first = b"# Opening hours\n\nThe shop opens at nine on weekdays."
+    second = b"# Returns\n\nRefunds are paid within fourteen days."
+    response = client.post(
+        "/knowledge/ingest",
+        files=[("files", ("notes.md", first)), ("files", ("notes.md", second))],
+    )
+    assert response.status_code == 201, response.text
+    assert [f["removed"] for f in response.json()["files"]] == [0, 1]
+    [document] = client.get("/knowledge/documents").json()["documents"]
+    assert document["chunkCount"] == 1
+    hits = client.post("/knowledge/query", json={"query": "when does the shop open", "k": 5})
+    assert [c["text"] for c in hits.json()["chunks"]] == ["Refunds are paid within fourteen days."]
+
+
 def test_index_link_to_a_pdf(make_client: Callable[..., TestClient], site: Site) -> None:
     site.pages["/files/policy.pdf"] = Page(make_pdf(), content_type="application/pdf")
     client = make_client()
