@@ -62,6 +62,7 @@ from retrieval import (
 from retrieval.ranking import Freshness, rerank
 from retrieval.skills import (
     EdgeSkillIndex,
+    QdrantSkillIndex,
     SkillHit,
     SkillIndex,
     SkillLibrary,
@@ -162,13 +163,21 @@ def make_skill_index(
     settings: Settings, embedder: Embedder
 ) -> tuple[SkillIndex, Callable[[str], Sequence[float]] | None]:
     """The skills backend the settings name, and the embedding it needs (Zep embeds itself)."""
-    skills = settings.skills
-    if skills.backend == "zep":
+    skills, qdrant, backend = settings.skills, settings.qdrant, settings.skills_backend
+    if backend == "zep":
         assert skills.zep_url is not None  # SkillSettings requires it with this backend
         return ZepSkillIndex(skills.zep_url, skills.zep_api_key), None
-    if skills.backend == "embedded":
-        return EdgeSkillIndex(settings.skills_path, embedder.dim), embedder.embed_query
-    raise ValueError(f"unknown skills backend {skills.backend!r}; choose 'embedded' or 'zep'")
+    if backend == "qdrant":
+        assert qdrant.url is not None  # Settings requires it with this backend
+        index = QdrantSkillIndex(
+            embedder.dim,
+            url=None if qdrant.url == ":memory:" else qdrant.url,
+            collection=skills.collection,
+            api_key=qdrant.api_key,
+            timeout_s=qdrant.timeout_s,
+        )
+        return index, embedder.embed_query
+    return EdgeSkillIndex(settings.skills_path, embedder.dim), embedder.embed_query
 
 
 def extraction_tools(settings: Settings) -> Tools:

@@ -145,8 +145,14 @@ class AuthSettings(BaseModel):
 
 
 class SkillSettings(BaseModel):
-    backend: Literal["embedded", "zep"] = Field(
-        "embedded", description="'embedded': a Qdrant Edge shard in data_dir; 'zep': a Zep server."
+    backend: Literal["auto", "embedded", "qdrant", "zep"] = Field(
+        "auto",
+        description="'embedded': a Qdrant Edge shard in data_dir; 'qdrant': a collection on the "
+        "Qdrant server of qdrant.url, shared by every instance; 'zep': a Zep server; 'auto': "
+        "'qdrant' when qdrant.url is set, else 'embedded'.",
+    )
+    collection: str = Field(
+        "lore_skills", min_length=1, max_length=255, description="The 'qdrant' backend's."
     )
     zep_url: str | None = Field(
         None, description="Zep's base URL, e.g. http://zep:8000 (zep-python adds /api/v2)."
@@ -276,6 +282,23 @@ class Settings(BaseSettings):
     qdrant: QdrantSettings = QdrantSettings()
     search: SearchSettings = SearchSettings()
     media: MediaSettings = MediaSettings()
+
+    @model_validator(mode="after")
+    def _qdrant_skills_need_a_server(self) -> Settings:
+        if self.skills.backend == "qdrant" and not self.qdrant.url:
+            raise ValueError("LORE_SKILLS__BACKEND=qdrant needs LORE_QDRANT__URL")
+        if self.skills_backend == "qdrant" and self.skills.collection == self.qdrant.collection:
+            raise ValueError(
+                f"skills and chunks cannot share the Qdrant collection {self.qdrant.collection!r}"
+            )
+        return self
+
+    @property
+    def skills_backend(self) -> Literal["embedded", "qdrant", "zep"]:
+        """The skills backend in use: `skills.backend` with 'auto' resolved."""
+        if self.skills.backend == "auto":
+            return "qdrant" if self.qdrant.url else "embedded"
+        return self.skills.backend
 
     @property
     def catalog_url(self) -> str:

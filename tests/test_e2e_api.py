@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -277,9 +278,11 @@ def test_catalog_in_postgresql(make_client: Callable[..., TestClient]) -> None:
     assert "six on Fridays" in hits["chunks"][0]["text"]
 
 
-def test_the_api_on_the_qdrant_client_store(make_client: Callable[..., TestClient]) -> None:
-    """The server-store path end to end (qdrant-client's in-process engine stands in for a
-    Qdrant server, which cannot run here)."""
+def test_the_api_on_the_qdrant_client_store(
+    make_client: Callable[..., TestClient], tmp_path: Path
+) -> None:
+    """The server-store path end to end, skills included (qdrant-client's in-process engine
+    stands in for a Qdrant server, which cannot run here)."""
     client = make_client(qdrant={"url": ":memory:"})
     response = client.post(
         "/knowledge/ingest",
@@ -293,6 +296,34 @@ def test_the_api_on_the_qdrant_client_store(make_client: Callable[..., TestClien
     ).json()
     assert body["hasOrgKnowledge"] and "six on Fridays" in body["chunks"][0]["text"]
     assert client.get("/healthz").json()["chunks"] == 1
+    skill = {
+        "url": "https://intranet.acme.test/rooms",
+        "goal": "Book a meeting room",
+        "failedState": {"action": "click(12)", "elementDescription": "Rooms tab"},
+        "successfulAction": {"action": "click(30)", "elementDescription": "Book button"},
+    }
+    assert client.post("/skills", json=skill).status_code == 201
+    context = client.post(
+        "/agent/context", json={"url": skill["url"], "goal": "book a meeting room"}
+    ).json()
+    assert context["skills"][0]["hint"].startswith("Last time 'click(12)'")
+    # On the server's collection, not in a shard of this instance's data directory.
+    assert not (tmp_path / "data" / "skills").exists()
+
+
+def test_skills_on_qdrant_need_a_server_and_their_own_collection(tmp_path: Path) -> None:
+    from pydantic import ValidationError
+
+    from tests.conftest import make_settings
+
+    assert make_settings(tmp_path).skills_backend == "embedded"
+    assert make_settings(tmp_path, qdrant={"url": ":memory:"}).skills_backend == "qdrant"
+    embedded = make_settings(tmp_path, qdrant={"url": ":memory:"}, skills={"backend": "embedded"})
+    assert embedded.skills_backend == "embedded"
+    with pytest.raises(ValidationError, match="needs LORE_QDRANT__URL"):
+        make_settings(tmp_path, skills={"backend": "qdrant"})
+    with pytest.raises(ValidationError, match="cannot share the Qdrant collection"):
+        make_settings(tmp_path, qdrant={"url": ":memory:"}, skills={"collection": "lore_chunks"})
 
 
 def test_an_unreachable_qdrant_server_is_a_clear_error(tmp_path: object) -> None:

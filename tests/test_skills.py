@@ -1,7 +1,8 @@
-"""The skills library's rules on the embedded backend: duplicate merging, tenant and domain
-isolation, the TTL and the cap (with an injectable clock), the 50 % rule and the ranking. The
-hash embedder (a deterministic bag-of-words fake) stands in for the model where only the rules
-are under test; the ranking by meaning uses the real model."""
+"""The skills library's rules on both vector backends (the embedded Qdrant Edge shard and
+qdrant-client, here its in-process engine): duplicate merging, tenant and domain isolation, the
+TTL and the cap (with an injectable clock), the 50 % rule and the ranking. The hash embedder (a
+deterministic bag-of-words fake) stands in for the model where only the rules are under test;
+the ranking by meaning uses the real model."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from retrieval import NotFoundError
 from retrieval.skills import (
     EdgeSkillIndex,
     FailedState,
+    QdrantSkillIndex,
+    SkillIndex,
     SkillLibrary,
     SkillRules,
     SuccessfulAction,
@@ -42,17 +45,26 @@ def clock() -> Clock:
     return Clock()
 
 
+@pytest.fixture(params=["edge", "qdrant-client"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 def library(
-    tmp_path: Path, clock: Clock, embedder: Embedder | None = None, **rules: object
+    tmp_path: Path, clock: Clock, backend: str, embedder: Embedder | None = None, **rules: object
 ) -> SkillLibrary:
     embedder = embedder or HashEmbedder()
-    index = EdgeSkillIndex(tmp_path / f"skills-{id(clock)}-{len(rules)}", embedder.dim)
+    index: SkillIndex = (
+        EdgeSkillIndex(tmp_path / f"skills-{id(clock)}-{len(rules)}", embedder.dim)
+        if backend == "edge"
+        else QdrantSkillIndex(embedder.dim)
+    )
     return SkillLibrary(index, embedder.embed_query, SkillRules(**rules), clock)  # type: ignore[arg-type]
 
 
 @pytest.fixture
-def skills(tmp_path: Path, clock: Clock) -> Iterator[SkillLibrary]:
-    made = library(tmp_path, clock)
+def skills(tmp_path: Path, clock: Clock, backend: str) -> Iterator[SkillLibrary]:
+    made = library(tmp_path, clock, backend)
     yield made
     made.close()
 
@@ -108,8 +120,10 @@ def test_skills_expire_ninety_days_after_their_last_use(skills: SkillLibrary, cl
     assert old.id not in {s.id for s in skills.index.scan("acme")}
 
 
-def test_the_cap_evicts_the_least_useful_skill_first(tmp_path: Path, clock: Clock) -> None:
-    skills = library(tmp_path, clock, max_per_tenant=3)
+def test_the_cap_evicts_the_least_useful_skill_first(
+    tmp_path: Path, clock: Clock, backend: str
+) -> None:
+    skills = library(tmp_path, clock, backend, max_per_tenant=3)
     try:
         a = skills.record("acme", DOMAIN, "Add a new patient", FAILED, WORKED)
         b = skills.record("acme", DOMAIN, "Export the visit list", FAILED, WORKED)
@@ -125,9 +139,9 @@ def test_the_cap_evicts_the_least_useful_skill_first(tmp_path: Path, clock: Cloc
 
 
 def test_ranking_is_similarity_times_success_rate_times_recency(
-    tmp_path: Path, clock: Clock, real_embedder: Embedder
+    tmp_path: Path, clock: Clock, backend: str, real_embedder: Embedder
 ) -> None:
-    skills = library(tmp_path, clock, real_embedder)
+    skills = library(tmp_path, clock, backend, real_embedder)
     try:
         exact = skills.record("acme", DOMAIN, "Add a new patient", FAILED, WORKED)
         close = skills.record(

@@ -2,6 +2,7 @@
 
 from retrieval.skills.edge import EdgeSkillIndex
 from retrieval.skills.library import SkillLibrary
+from retrieval.skills.qdrant import QdrantSkillIndex
 from retrieval.skills.types import (
     FailedState,
     Skill,
@@ -16,6 +17,7 @@ from retrieval.skills.zep import ZepSkillIndex
 __all__ = [
     "EdgeSkillIndex",
     "FailedState",
+    "QdrantSkillIndex",
     "Skill",
     "SkillHit",
     "SkillIndex",

@@ -1,0 +1,168 @@
+"""`SkillIndex` on a Qdrant server through qdrant-client (its own collection beside the chunks'),
+so every API instance of a server deployment shares one skills library; or qdrant-client's
+in-process `:memory:` engine for tests."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from retrieval.errors import StoreUnavailableError
+from retrieval.skills.edge import GOAL
+from retrieval.skills.types import Nearest, Skill
+
+_PAGE = 1024
+
+
+def _match(key: str, value: str) -> models.FieldCondition:
+    return models.FieldCondition(key=key, match=models.MatchValue(value=value))
+
+
+def _tenant(tenant_id: str) -> models.Filter:
+    return models.Filter(must=[_match("tenant_id", tenant_id)])
+
+
+class QdrantSkillIndex:
+    def __init__(
+        self,
+        dim: int,
+        url: str | None = None,
+        collection: str = "lore_skills",
+        api_key: str | None = None,
+        timeout_s: float = 30.0,
+    ) -> None:
+        """`url`: a Qdrant server; None: qdrant-client's in-process engine (nothing is kept)."""
+        self._collection = collection
+        self._lock = threading.RLock()  # the local engine is not thread-safe
+        try:
+            if url:
+                self._client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
+            else:
+                self._client = QdrantClient(location=":memory:")
+            self._ensure_collection(dim, indexed=url is not None)
+        except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
+            raise StoreUnavailableError(
+                f"cannot reach the Qdrant server at {url or ':memory:'} for skills: {exc}"
+            ) from exc
+
+    def _ensure_collection(self, dim: int, indexed: bool) -> None:
+        if self._client.collection_exists(self._collection):
+            vectors = self._client.get_collection(self._collection).config.params.vectors
+            size = vectors[GOAL].size if isinstance(vectors, dict) and GOAL in vectors else None
+            if size != dim:
+                raise StoreUnavailableError(
+                    f"collection {self._collection!r} holds {size}-d '{GOAL}' vectors; "
+                    f"the embedding model makes {dim}-d vectors"
+                )
+        else:
+            self._client.create_collection(
+                self._collection,
+                vectors_config={
+                    GOAL: models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                },
+            )
+        if not indexed:
+            return  # the local engine has no payload indexes (it filters by scanning)
+        for name in ("tenant_id", "domain"):
+            self._client.create_payload_index(
+                self._collection, name, models.PayloadSchemaType.KEYWORD
+            )
+        self._client.create_payload_index(
+            self._collection, "last_used_ts", models.PayloadSchemaType.FLOAT
+        )
+
+    def put(self, skill: Skill, vector: Sequence[float]) -> None:
+        point = models.PointStruct(
+            id=skill.id, vector={GOAL: [float(x) for x in vector]}, payload=skill.payload()
+        )
+        with self._lock:
+            self._client.upsert(self._collection, [point])
+
+    def update(self, skill: Skill) -> None:
+        with self._lock:
+            self._client.overwrite_payload(self._collection, skill.payload(), points=[skill.id])
+
+    def get(self, tenant_id: str, ids: Sequence[str]) -> list[Skill]:
+        if not ids:
+            return []
+        with self._lock:
+            records = self._client.retrieve(self._collection, list(ids), with_payload=True)
+        skills = [Skill.from_payload(str(r.id), r.payload or {}) for r in records]
+        return [s for s in skills if s.tenant_id == tenant_id]
+
+    def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
+        mine: list[Any] = [s.id for s in self.get(tenant_id, ids)]
+        if mine:
+            with self._lock:
+                self._client.delete(self._collection, models.PointIdsList(points=mine))
+
+    def nearest(
+        self,
+        tenant_id: str,
+        domain: str,
+        goal: str,
+        vector: Sequence[float],
+        used_after: float,
+        limit: int,
+    ) -> list[Nearest]:
+        qfilter = models.Filter(
+            must=[
+                _match("tenant_id", tenant_id),
+                _match("domain", domain.lower()),
+                models.FieldCondition(key="last_used_ts", range=models.Range(gte=used_after)),
+            ]
+        )
+        with self._lock:
+            points = self._client.query_points(
+                self._collection,
+                query=[float(x) for x in vector],
+                using=GOAL,
+                query_filter=qfilter,
+                limit=limit,
+                with_payload=True,
+            ).points
+        return [
+            Nearest(Skill.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points
+        ]
+
+    def scan(self, tenant_id: str) -> list[Skill]:
+        records: list[models.Record] = []
+        offset: Any = None
+        with self._lock:
+            while True:
+                page, offset = self._client.scroll(
+                    self._collection,
+                    scroll_filter=_tenant(tenant_id),
+                    limit=_PAGE,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=False,
+                )
+                records.extend(page)
+                if offset is None:
+                    break
+        return [Skill.from_payload(str(r.id), r.payload or {}) for r in records]
+
+    def count(self, tenant_id: str) -> int:
+        with self._lock:
+            return self._client.count(
+                self._collection, count_filter=_tenant(tenant_id), exact=True
+            ).count
+
+    def expire(self, used_before: float) -> int:
+        qfilter = models.Filter(
+            must=[models.FieldCondition(key="last_used_ts", range=models.Range(lt=used_before))]
+        )
+        with self._lock:
+            gone = self._client.count(self._collection, count_filter=qfilter, exact=True).count
+            if gone:
+                self._client.delete(self._collection, models.FilterSelector(filter=qfilter))
+        return gone
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()
