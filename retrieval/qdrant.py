@@ -51,6 +51,26 @@ def build_filter(flt: ChunkFilter) -> models.Filter | None:
     return models.Filter(must=must) if must else None
 
 
+def scroll_all(
+    client: QdrantClient, collection: str, qfilter: models.Filter | None, with_payload: bool
+) -> list[models.Record]:
+    """Every point `qfilter` selects, a page at a time, without vectors."""
+    records: list[models.Record] = []
+    offset: Any = None
+    while True:
+        page, offset = client.scroll(
+            collection,
+            scroll_filter=qfilter,
+            limit=_SCROLL_PAGE,
+            offset=offset,
+            with_payload=with_payload,
+            with_vectors=False,
+        )
+        records.extend(page)
+        if offset is None:
+            return records
+
+
 def _sparse(vector: Any) -> models.SparseVector:
     return models.SparseVector(indices=list(vector.indices), values=list(vector.values))
 
@@ -151,22 +171,8 @@ class QdrantStore:
             self._client.delete(self._collection, models.FilterSelector(filter=qfilter))
 
     def _records(self, flt: ChunkFilter, with_payload: bool) -> list[models.Record]:
-        records: list[models.Record] = []
-        offset: Any = None
-        qfilter = build_filter(flt)
         with self._lock:
-            while True:
-                page, offset = self._client.scroll(
-                    self._collection,
-                    scroll_filter=qfilter,
-                    limit=_SCROLL_PAGE,
-                    offset=offset,
-                    with_payload=with_payload,
-                    with_vectors=False,
-                )
-                records.extend(page)
-                if offset is None:
-                    return records
+            return scroll_all(self._client, self._collection, build_filter(flt), with_payload)
 
     def ids_where(self, flt: ChunkFilter) -> set[str]:
         return {str(r.id) for r in self._records(flt, with_payload=False)}

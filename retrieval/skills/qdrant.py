@@ -12,10 +12,9 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from retrieval.errors import StoreUnavailableError
+from retrieval.qdrant import scroll_all
 from retrieval.skills.edge import GOAL
 from retrieval.skills.types import Nearest, Skill
-
-_PAGE = 1024
 
 
 def _match(key: str, value: str) -> models.FieldCondition:
@@ -130,21 +129,8 @@ class QdrantSkillIndex:
         ]
 
     def scan(self, tenant_id: str) -> list[Skill]:
-        records: list[models.Record] = []
-        offset: Any = None
         with self._lock:
-            while True:
-                page, offset = self._client.scroll(
-                    self._collection,
-                    scroll_filter=_tenant(tenant_id),
-                    limit=_PAGE,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=False,
-                )
-                records.extend(page)
-                if offset is None:
-                    break
+            records = scroll_all(self._client, self._collection, _tenant(tenant_id), True)
         return [Skill.from_payload(str(r.id), r.payload or {}) for r in records]
 
     def count(self, tenant_id: str) -> int:
