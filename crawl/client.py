@@ -90,7 +90,8 @@ class SafeHttpClient(HttpClient):
     """Serves crawlee's page and robots.txt requests through a `Fetcher`.
 
     `headers(url)` supplies conditional-request validators for a page; `on_unavailable(url,
-    retry_after)` hears of a 503 so the caller can back off that host (crawlee handles 429)."""
+    retry_after)` hears of a 503 so the caller can back off that host (crawlee handles 429);
+    `prefetched` holds answers the caller already has (its robots.txt), each served once."""
 
     def __init__(
         self,
@@ -98,8 +99,10 @@ class SafeHttpClient(HttpClient):
         gate: HostGate,
         headers: Headers | None = None,
         on_unavailable: Backoff | None = None,
+        prefetched: dict[str, FetchedPage] | None = None,
     ) -> None:
         super().__init__(persist_cookies_per_session=False)
+        self._prefetched = prefetched if prefetched is not None else {}
         self._fetcher = fetcher
         self._gate = gate
         self._headers = headers
@@ -146,7 +149,8 @@ class SafeHttpClient(HttpClient):
     ) -> _Response:
         if method != "GET" or payload is not None:
             raise FetchError(url, "bad_request", "lore's crawler only sends GET requests")
-        return _Response(await self._get(url, {}))
+        page = self._prefetched.pop(url, None)
+        return _Response(page if page is not None else await self._get(url, {}))
 
     @asynccontextmanager
     async def stream(

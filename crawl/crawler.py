@@ -36,7 +36,7 @@ from protego import Protego
 from crawl.browser import BrowserOptions, BrowserUnavailableError, Renderer, needs_render
 from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
-from crawl.fetch import Fetcher, FetchOptions
+from crawl.fetch import FetchedPage, Fetcher, FetchOptions
 from crawl.sitemaps import read_sitemaps
 from crawl.urls import Scope, absolute_link, canonicalize
 from retrieval import Catalog, CrawlUrl, bytes_hash
@@ -195,6 +195,9 @@ class SiteCrawl:
         self._last_cancel_check = 0.0
         self._stopped = False
         self._robots_txt: bytes | None = None
+        # Answers lore fetched before the crawl that crawlee asks for again (robots.txt): the
+        # client serves them once instead of fetching them a second time.
+        self._prefetched: dict[str, FetchedPage] = {}
         self._renderer: Renderer | None = None
 
     # frontier ---------------------------------------------------------------------------------
@@ -281,7 +284,14 @@ class SiteCrawl:
     async def _robots(self, fetcher: Fetcher) -> bytes | None:
         if self._robots_txt is None:
             robots_url = self.scope.root + "robots.txt"
-            self._robots_txt = await self._body(fetcher, robots_url) or b""
+            self._robots_txt = b""
+            try:
+                page = await fetcher.fetch_response(robots_url)
+            except FetchError as exc:
+                log.info("job %s: %s: %s", self.job_id, robots_url, exc)
+            else:
+                self._prefetched[robots_url] = page
+                self._robots_txt = page.body if page.status == 200 else b""
         return self._robots_txt or None
 
     async def _crawl_delay(self, fetcher: Fetcher) -> int | None:
@@ -370,6 +380,7 @@ class SiteCrawl:
             else self.sink.conditional_headers,
             # a 503 backs the host off the way crawlee backs off a 429
             on_unavailable=lambda url, after: throttler.record_domain_delay(url, retry_after=after),
+            prefetched=self._prefetched,
         )
         crawler = self._crawler(client, throttler, storage)
         if delay := await self._crawl_delay(fetcher):

@@ -99,6 +99,7 @@ def test_sitemap_index_with_gzipped_child_and_robots(site: Site, catalog: Catalo
     }
     assert urls[site.url("/private/secret")].reason == "robots"
     assert "/private/secret" not in site.requests
+    assert site.requests.count("/robots.txt") == 1  # lore's read serves crawlee's rules too
     assert "/docs/not-in-sitemap" not in site.requests  # sitemap mode follows no links
     assert sorted(p.url for p in sink.pages) == sorted(
         site.url(p) for p in ("/docs/a", "/docs/b", "/docs/c")
@@ -212,6 +213,7 @@ def test_crawl_delay_from_robots_spaces_requests(site: Site, catalog: Catalog) -
     urls, _ = crawl(catalog, CrawlSpec(site.url("/"), "spider", max_pages=10))
     assert sum(u.state == "ingested" for u in urls.values()) == 3
     assert time.monotonic() - started >= 2.0  # three pages, one second apart
+    assert site.requests.count("/robots.txt") == 1
 
 
 def test_429_backs_off_and_retries(site: Site, catalog: Catalog) -> None:
