@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import qdrant_edge as qe
@@ -49,6 +50,25 @@ def build_filter(flt: ChunkFilter) -> models.Filter | None:
         bounds = models.Range(gte=flt.fetched_after, lt=flt.fetched_before)
         must.append(models.FieldCondition(key="fetched_ts", range=bounds))
     return models.Filter(must=must) if must else None
+
+
+@contextmanager
+def server_calls(lock: threading.RLock, where: str) -> Iterator[None]:
+    """Calls to qdrant-client under `lock`; a server that stopped answering (a connection error,
+    a timeout, a 5xx) is StoreUnavailableError, as it is at start."""
+    with lock:
+        try:
+            yield
+        except ResponseHandlingException as exc:
+            raise StoreUnavailableError(
+                f"the Qdrant server at {where} did not answer: {exc}"
+            ) from exc
+        except UnexpectedResponse as exc:
+            if exc.status_code is not None and exc.status_code >= 500:
+                raise StoreUnavailableError(
+                    f"the Qdrant server at {where} failed: {exc.status_code} {exc.reason_phrase}"
+                ) from exc
+            raise
 
 
 def scroll_all(
@@ -98,6 +118,7 @@ class QdrantStore:
         self._bm25 = qe.Bm25()
         self._lock = threading.RLock()  # the local engine is not thread-safe
         where = url or location or ":memory:"
+        self._where = where
         self._local = url is None
         try:
             if url:
@@ -109,6 +130,9 @@ class QdrantStore:
             raise StoreUnavailableError(
                 f"cannot reach the Qdrant server at {where}: {exc}"
             ) from exc
+
+    def _calls(self) -> AbstractContextManager[None]:
+        return server_calls(self._lock, self._where)
 
     def _ensure_collection(self) -> None:
         if not self._client.collection_exists(self._collection):
@@ -149,29 +173,29 @@ class QdrantStore:
                 SPARSE: _sparse(self._bm25.embed_document(chunk.search_text)),
             }
             points.append(models.PointStruct(id=chunk.id, vector=vectors, payload=chunk.payload()))
-        with self._lock:
+        with self._calls():
             for start in range(0, len(points), _UPSERT_BATCH):
                 self._client.upsert(self._collection, points[start : start + _UPSERT_BATCH])
 
     def delete(self, ids: Sequence[str]) -> None:
         if ids:
-            with self._lock:
+            with self._calls():
                 self._client.delete(self._collection, models.PointIdsList(points=list(ids)))
 
     def set_payload(self, ids: Sequence[str], payload: dict[str, Any]) -> None:
         if ids:
-            with self._lock:
+            with self._calls():
                 self._client.set_payload(self._collection, payload, points=list(ids))
 
     def delete_where(self, flt: ChunkFilter) -> None:
         qfilter = build_filter(flt)
         if qfilter is None or flt.selects_all():
             raise ValueError("refusing to delete with an empty filter")
-        with self._lock:
+        with self._calls():
             self._client.delete(self._collection, models.FilterSelector(filter=qfilter))
 
     def _records(self, flt: ChunkFilter, with_payload: bool) -> list[models.Record]:
-        with self._lock:
+        with self._calls():
             return scroll_all(self._client, self._collection, build_filter(flt), with_payload)
 
     def ids_where(self, flt: ChunkFilter) -> set[str]:
@@ -183,7 +207,7 @@ class QdrantStore:
         return chunks[:limit]
 
     def count(self, flt: ChunkFilter) -> int:
-        with self._lock:
+        with self._calls():
             return self._client.count(
                 self._collection, count_filter=build_filter(flt), exact=True
             ).count
@@ -195,7 +219,7 @@ class QdrantStore:
         dense = [float(x) for x in query.vector]
         sparse = _sparse(self._bm25.embed_query(query.text))
         fetch = query.limit + TIE_MARGIN
-        with self._lock:
+        with self._calls():
             if query.mode == "dense":
                 result = self._client.query_points(
                     self._collection, query=dense, using=DENSE, query_filter=qfilter,
@@ -227,5 +251,5 @@ class QdrantStore:
         )[: query.limit]
 
     def close(self) -> None:
-        with self._lock:
+        with self._calls():
             self._client.close()

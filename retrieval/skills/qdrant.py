@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from retrieval.errors import StoreUnavailableError
-from retrieval.qdrant import scroll_all
+from retrieval.qdrant import scroll_all, server_calls
 from retrieval.skills.edge import GOAL
 from retrieval.skills.types import Nearest, Skill
 
@@ -37,6 +38,7 @@ class QdrantSkillIndex:
         """`url`: a Qdrant server; None: qdrant-client's in-process engine (nothing is kept)."""
         self._collection = collection
         self._lock = threading.RLock()  # the local engine is not thread-safe
+        self._where = url or ":memory:"
         try:
             if url:
                 self._client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
@@ -47,6 +49,9 @@ class QdrantSkillIndex:
             raise StoreUnavailableError(
                 f"cannot reach the Qdrant server at {url or ':memory:'} for skills: {exc}"
             ) from exc
+
+    def _calls(self) -> AbstractContextManager[None]:
+        return server_calls(self._lock, self._where)
 
     def _ensure_collection(self, dim: int, indexed: bool) -> None:
         if self._client.collection_exists(self._collection):
@@ -78,17 +83,17 @@ class QdrantSkillIndex:
         point = models.PointStruct(
             id=skill.id, vector={GOAL: [float(x) for x in vector]}, payload=skill.payload()
         )
-        with self._lock:
+        with self._calls():
             self._client.upsert(self._collection, [point])
 
     def update(self, skill: Skill) -> None:
-        with self._lock:
+        with self._calls():
             self._client.overwrite_payload(self._collection, skill.payload(), points=[skill.id])
 
     def get(self, tenant_id: str, ids: Sequence[str]) -> list[Skill]:
         if not ids:
             return []
-        with self._lock:
+        with self._calls():
             records = self._client.retrieve(self._collection, list(ids), with_payload=True)
         skills = [Skill.from_payload(str(r.id), r.payload or {}) for r in records]
         return [s for s in skills if s.tenant_id == tenant_id]
@@ -96,7 +101,7 @@ class QdrantSkillIndex:
     def delete(self, tenant_id: str, ids: Sequence[str]) -> None:
         mine: list[Any] = [s.id for s in self.get(tenant_id, ids)]
         if mine:
-            with self._lock:
+            with self._calls():
                 self._client.delete(self._collection, models.PointIdsList(points=mine))
 
     def nearest(
@@ -115,7 +120,7 @@ class QdrantSkillIndex:
                 models.FieldCondition(key="last_used_ts", range=models.Range(gte=used_after)),
             ]
         )
-        with self._lock:
+        with self._calls():
             points = self._client.query_points(
                 self._collection,
                 query=[float(x) for x in vector],
@@ -129,12 +134,12 @@ class QdrantSkillIndex:
         ]
 
     def scan(self, tenant_id: str) -> list[Skill]:
-        with self._lock:
+        with self._calls():
             records = scroll_all(self._client, self._collection, _tenant(tenant_id), True)
         return [Skill.from_payload(str(r.id), r.payload or {}) for r in records]
 
     def count(self, tenant_id: str) -> int:
-        with self._lock:
+        with self._calls():
             return self._client.count(
                 self._collection, count_filter=_tenant(tenant_id), exact=True
             ).count
@@ -143,12 +148,12 @@ class QdrantSkillIndex:
         qfilter = models.Filter(
             must=[models.FieldCondition(key="last_used_ts", range=models.Range(lt=used_before))]
         )
-        with self._lock:
+        with self._calls():
             gone = self._client.count(self._collection, count_filter=qfilter, exact=True).count
             if gone:
                 self._client.delete(self._collection, models.FilterSelector(filter=qfilter))
         return gone
 
     def close(self) -> None:
-        with self._lock:
+        with self._calls():
             self._client.close()
