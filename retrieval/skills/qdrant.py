@@ -47,7 +47,7 @@ class QdrantSkillIndex:
             self._ensure_collection(dim, indexed=url is not None)
         except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
             raise StoreUnavailableError(
-                f"cannot reach the Qdrant server at {url or ':memory:'} for skills: {exc}"
+                f"cannot reach the Qdrant server at {self._where} for skills: {exc}"
             ) from exc
 
     def _calls(self) -> AbstractContextManager[None]:
