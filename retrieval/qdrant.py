@@ -52,6 +52,62 @@ def build_filter(flt: ChunkFilter) -> models.Filter | None:
     return models.Filter(must=must) if must else None
 
 
+def open_collection(
+    *,
+    url: str | None,
+    location: str | None,
+    api_key: str | None,
+    timeout_s: float,
+    collection: str,
+    vector: str,
+    dim: int,
+    keyword_fields: Sequence[str],
+    float_fields: Sequence[str],
+    what: str,
+    sparse: bool = False,
+) -> QdrantClient:
+    """A client on `collection` of the Qdrant server at `url` (or of qdrant-client's local engine
+    at `location`, default `:memory:`): the collection is made with a `dim`-d cosine `vector`
+    (and the BM25 `sparse` vector) if new, its vector size checked if not, and on a server
+    it gets these payload indexes (the local engine has none: it filters by scanning)."""
+    where = url or location or ":memory:"
+    try:
+        if url:
+            client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
+        else:
+            client = QdrantClient(location=where)
+        if not client.collection_exists(collection):
+            client.create_collection(
+                collection,
+                vectors_config={
+                    vector: models.VectorParams(size=dim, distance=models.Distance.COSINE)
+                },
+                sparse_vectors_config={
+                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
+                }
+                if sparse
+                else None,
+            )
+        else:
+            vectors = client.get_collection(collection).config.params.vectors
+            size = vectors[vector].size if isinstance(vectors, dict) and vector in vectors else None
+            if size != dim:
+                raise StoreUnavailableError(
+                    f"collection {collection!r} holds {size}-d '{vector}' vectors; "
+                    f"the embedding model makes {dim}-d vectors"
+                )
+        if url:
+            for name in keyword_fields:
+                client.create_payload_index(collection, name, models.PayloadSchemaType.KEYWORD)
+            for name in float_fields:
+                client.create_payload_index(collection, name, models.PayloadSchemaType.FLOAT)
+    except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
+        raise StoreUnavailableError(
+            f"cannot reach the Qdrant server at {where} for the {what}: {exc}"
+        ) from exc
+    return client
+
+
 @contextmanager
 def server_calls(lock: threading.RLock, where: str) -> Iterator[None]:
     """Calls to qdrant-client under `lock`; a server that stopped answering (a connection error,
@@ -117,53 +173,23 @@ class QdrantStore:
         self._rrf_k = rrf_k
         self._bm25 = qe.Bm25()
         self._lock = threading.RLock()  # the local engine is not thread-safe
-        where = url or location or ":memory:"
-        self._where = where
-        self._local = url is None
-        try:
-            if url:
-                self._client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
-            else:
-                self._client = QdrantClient(location=where)
-            self._ensure_collection()
-        except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
-            raise StoreUnavailableError(
-                f"cannot reach the Qdrant server at {where}: {exc}"
-            ) from exc
+        self._where = url or location or ":memory:"
+        self._client = open_collection(
+            url=url,
+            location=location,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            collection=collection,
+            vector=DENSE,
+            dim=dim,
+            keyword_fields=INDEXED_FIELDS,
+            float_fields=FLOAT_FIELDS,
+            what="vector store",
+            sparse=True,
+        )
 
     def _calls(self) -> AbstractContextManager[None]:
         return server_calls(self._lock, self._where)
-
-    def _ensure_collection(self) -> None:
-        if not self._client.collection_exists(self._collection):
-            self._client.create_collection(
-                self._collection,
-                vectors_config={
-                    DENSE: models.VectorParams(size=self._dim, distance=models.Distance.COSINE)
-                },
-                sparse_vectors_config={
-                    SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)
-                },
-            )
-        else:
-            info = self._client.get_collection(self._collection)
-            vectors = info.config.params.vectors
-            size = vectors[DENSE].size if isinstance(vectors, dict) and DENSE in vectors else None
-            if size != self._dim:
-                raise StoreUnavailableError(
-                    f"collection {self._collection!r} holds {size}-d '{DENSE}' vectors; "
-                    f"the embedding model makes {self._dim}-d vectors"
-                )
-        if self._local:
-            return  # the local engine has no payload indexes (it filters by scanning)
-        for name in INDEXED_FIELDS:
-            self._client.create_payload_index(
-                self._collection, name, models.PayloadSchemaType.KEYWORD
-            )
-        for name in FLOAT_FIELDS:
-            self._client.create_payload_index(
-                self._collection, name, models.PayloadSchemaType.FLOAT
-            )
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         points = []

@@ -13,6 +13,9 @@ from retrieval.edge import open_shard
 from retrieval.skills.types import Nearest, Skill
 
 GOAL = "goal"
+# Payload indexes: what a skills search filters on, in either store.
+KEYWORD_FIELDS = ("tenant_id", "domain")
+FLOAT_FIELDS = ("last_used_ts",)
 _PAGE = 1024
 
 
@@ -27,9 +30,7 @@ class EdgeSkillIndex:
         config = qe.EdgeConfig(
             vectors={GOAL: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
         )
-        self._shard = open_shard(
-            path, config, ("tenant_id", "domain"), ("last_used_ts",), "skills store"
-        )
+        self._shard = open_shard(path, config, KEYWORD_FIELDS, FLOAT_FIELDS, "skills store")
 
     def put(self, skill: Skill, vector: Sequence[float]) -> None:
         point = qe.Point(skill.id, {GOAL: [float(x) for x in vector]}, skill.payload())

@@ -9,12 +9,10 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+from qdrant_client import models
 
-from retrieval.errors import StoreUnavailableError
-from retrieval.qdrant import scroll_all, server_calls
-from retrieval.skills.edge import GOAL
+from retrieval.qdrant import open_collection, scroll_all, server_calls
+from retrieval.skills.edge import FLOAT_FIELDS, GOAL, KEYWORD_FIELDS
 from retrieval.skills.types import Nearest, Skill
 
 
@@ -39,45 +37,21 @@ class QdrantSkillIndex:
         self._collection = collection
         self._lock = threading.RLock()  # the local engine is not thread-safe
         self._where = url or ":memory:"
-        try:
-            if url:
-                self._client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout_s))
-            else:
-                self._client = QdrantClient(location=":memory:")
-            self._ensure_collection(dim, indexed=url is not None)
-        except (ResponseHandlingException, UnexpectedResponse, OSError) as exc:
-            raise StoreUnavailableError(
-                f"cannot reach the Qdrant server at {self._where} for skills: {exc}"
-            ) from exc
+        self._client = open_collection(
+            url=url,
+            location=None,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            collection=collection,
+            vector=GOAL,
+            dim=dim,
+            keyword_fields=KEYWORD_FIELDS,
+            float_fields=FLOAT_FIELDS,
+            what="skills store",
+        )
 
     def _calls(self) -> AbstractContextManager[None]:
         return server_calls(self._lock, self._where)
-
-    def _ensure_collection(self, dim: int, indexed: bool) -> None:
-        if self._client.collection_exists(self._collection):
-            vectors = self._client.get_collection(self._collection).config.params.vectors
-            size = vectors[GOAL].size if isinstance(vectors, dict) and GOAL in vectors else None
-            if size != dim:
-                raise StoreUnavailableError(
-                    f"collection {self._collection!r} holds {size}-d '{GOAL}' vectors; "
-                    f"the embedding model makes {dim}-d vectors"
-                )
-        else:
-            self._client.create_collection(
-                self._collection,
-                vectors_config={
-                    GOAL: models.VectorParams(size=dim, distance=models.Distance.COSINE)
-                },
-            )
-        if not indexed:
-            return  # the local engine has no payload indexes (it filters by scanning)
-        for name in ("tenant_id", "domain"):
-            self._client.create_payload_index(
-                self._collection, name, models.PayloadSchemaType.KEYWORD
-            )
-        self._client.create_payload_index(
-            self._collection, "last_used_ts", models.PayloadSchemaType.FLOAT
-        )
 
     def put(self, skill: Skill, vector: Sequence[float]) -> None:
         point = models.PointStruct(
