@@ -53,6 +53,7 @@ def _trafilatura(html: str, url: str | None) -> str:
     document = trafilatura.bare_extraction(
         html,
         url=url,
+        output_format="markdown",  # not 'python', which also writes a plain text we drop
         include_tables=True,
         include_formatting=False,
         include_links=False,
