@@ -284,14 +284,10 @@ class SiteCrawl:
     async def _robots(self, fetcher: Fetcher) -> bytes | None:
         if self._robots_txt is None:
             robots_url = self.scope.root + "robots.txt"
-            self._robots_txt = b""
-            try:
-                page = await fetcher.fetch_response(robots_url)
-            except FetchError as exc:
-                log.info("job %s: %s: %s", self.job_id, robots_url, exc)
-            else:
+            page = await self._fetch(fetcher, robots_url)
+            if page is not None:
                 self._prefetched[robots_url] = page
-                self._robots_txt = page.body if page.status == 200 else b""
+            self._robots_txt = page.body if page is not None and page.status == 200 else b""
         return self._robots_txt or None
 
     async def _crawl_delay(self, fetcher: Fetcher) -> int | None:
@@ -306,13 +302,16 @@ class SiteCrawl:
         delay = rules.crawl_delay(self.options.fetch.user_agent)
         return math.ceil(delay) if delay else None
 
-    async def _body(self, fetcher: Fetcher, url: str) -> bytes | None:
+    async def _fetch(self, fetcher: Fetcher, url: str) -> FetchedPage | None:
         try:
-            page = await fetcher.fetch_response(url)
+            return await fetcher.fetch_response(url)
         except FetchError as exc:
             log.info("job %s: %s: %s", self.job_id, url, exc)
             return None
-        return page.body if page.status == 200 else None
+
+    async def _body(self, fetcher: Fetcher, url: str) -> bytes | None:
+        page = await self._fetch(fetcher, url)
+        return page.body if page is not None and page.status == 200 else None
 
     # the crawl --------------------------------------------------------------------------------
 
