@@ -19,11 +19,16 @@ from typing import Literal
 TokenCounter = Callable[[str], int]
 UnitKind = Literal["sentence", "line"]
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+_HEADING = re.compile(r"^([ \t]*)(#{1,6})(?:[ \t]+(.*?))??(?:[ \t]+#+)?[ \t]*$")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d{1,3}[.)])\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_INLINE_MARKS = re.compile(r"[*_`]+")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+_STRONG = re.compile(r"(?<![\w*])\*\*(?=\S)(.+?)(?<=\S)\*\*(?![\w*])")
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_PERMALINK = re.compile(r"[\s¶§\U0001f517\ue000-\uf8ff]+$")
 
 
 def count_words(text: str) -> int:
@@ -53,45 +58,140 @@ class _Block:
     kind: UnitKind
 
 
-def _clean_heading(raw: str) -> str:
-    return " ".join(_INLINE_MARKS.sub("", raw).split())
+def clean_heading(raw: str) -> str:
+    """A heading's text as a reader sees it: code spans, `*` emphasis, links, escapes and
+    permalink signs gone, everything else verbatim (`snake_case_name`, `__slots__`, `a * b`,
+    `C#`). Underscores are never read as emphasis: in technical headings they are names."""
+    text = _LINK.sub(r"\1", raw)
+    text = _CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    text = _EMPHASIS.sub(r"\1", _STRONG.sub(r"\1", text))
+    text = _ESCAPE.sub(r"\1", text)
+    return " ".join(_PERMALINK.sub("", text).split())
+
+
+@dataclass(frozen=True)
+class _Line:
+    """A line of Markdown as the block structure reads it."""
+
+    text: str
+    kind: Literal["heading", "fence", "code", "indented", "blank", "text"]
+    level: int = 0  # headings: their level and raw text
+    title: str = ""
+    fence: str = ""  # the opening fence of the code block the line is in
+
+
+def _indent(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip(" "))
+
+
+def _scan(markdown: str) -> list[_Line]:
+    """Classify lines by CommonMark's block rules, as far as chunking needs them: a fence is
+    closed only by a fence of the same character at least as long; nothing inside a fenced or
+    indented code block is a heading; a heading is indented at most 3 spaces, or more inside a
+    list item."""
+    lines: list[_Line] = []
+    fence = ""
+    in_list = in_indented = False
+    previous_blank = True
+    for line in markdown.splitlines():
+        if fence:
+            closing = _FENCE_OPEN.match(line)
+            if closing and closing.group(1).startswith(fence) and not closing.group(2).strip():
+                lines.append(_Line(line, "fence", fence=fence))
+                fence = ""
+            else:
+                lines.append(_Line(line, "code", fence=fence))
+            continue
+        if not line.strip():
+            lines.append(_Line(line, "blank"))
+            previous_blank = True
+            continue
+        indent = _indent(line)
+        opening = _FENCE_OPEN.match(line)
+        if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+            fence = opening.group(1)
+            lines.append(_Line(line, "fence", fence=fence))
+            in_indented = previous_blank = False
+            continue
+        if indent >= 4 and not in_list and (previous_blank or in_indented):
+            in_indented = True
+            lines.append(_Line(line, "indented"))
+            previous_blank = False
+            continue
+        in_indented = False
+        heading = _HEADING.match(line)
+        if heading and (indent <= 3 or in_list):
+            lines.append(_Line(line, "heading", len(heading.group(2)), heading.group(3) or ""))
+        else:
+            lines.append(_Line(line, "text"))
+        if _LIST_ITEM.match(line):
+            in_list = True
+        elif indent == 0 and previous_blank:
+            in_list = False
+        previous_blank = False
+    return lines
+
+
+@dataclass
+class _Heading:
+    level: int
+    path: tuple[str, ...]
+    parent: _Heading | None
+    body: bool = False
 
 
 def split_sections(markdown: str) -> list[Section]:
-    """Split Markdown into sections at ATX headings; sections with no body are dropped."""
-    sections: list[Section] = []
-    stack: list[tuple[int, str]] = []
+    """Split Markdown into sections at ATX headings. A heading with nothing under it is dropped,
+    except in a list of them (a bare heading beside a bare sibling, or under a bare parent: the
+    trait implementations of an API page), where it is a section whose text is its title."""
+    items: list[Section | _Heading] = []
+    stack: list[_Heading] = []
     body: list[str] = []
-    fence: str | None = None
 
     def flush() -> None:
         text = "\n".join(body).strip("\n")
         if text.strip():
-            sections.append(Section(tuple(t for _, t in stack), text))
+            items.append(Section(stack[-1].path if stack else (), text))
+            if stack:
+                stack[-1].body = True
         body.clear()
 
-    for line in markdown.splitlines():
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-            body.append(line)
+    for line in _scan(markdown):
+        if line.kind != "heading":
+            body.append(line.text)
             continue
-        heading = None if fence else _HEADING.match(line)
-        if heading:
-            flush()
-            level = len(heading.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            title = _clean_heading(heading.group(2))
-            if title:
-                stack.append((level, title))
-            continue
-        body.append(line)
+        flush()
+        while stack and stack[-1].level >= line.level:
+            stack.pop()
+        title = clean_heading(line.title)
+        if title:
+            parent = stack[-1] if stack else None
+            stack.append(_Heading(line.level, (*(parent.path if parent else ()), title), parent))
+            items.append(stack[-1])
     flush()
+    headings = [h for h in items if isinstance(h, _Heading)]
+    after = {
+        id(h): headings[i + 1] if i + 1 < len(headings) else None for i, h in enumerate(headings)
+    }
+    before = {id(h): headings[i - 1] if i else None for i, h in enumerate(headings)}
+
+    def bare_leaf(h: _Heading | None, level: int) -> bool:
+        if h is None or h.body or h.level != level:
+            return False
+        following = after[id(h)]
+        return following is None or following.level <= h.level
+
+    sections: list[Section] = []
+    for item in items:
+        if isinstance(item, Section):
+            sections.append(item)
+        elif bare_leaf(item, item.level) and (
+            bare_leaf(before[id(item)], item.level)
+            or bare_leaf(after[id(item)], item.level)
+            or (item.parent is not None and not item.parent.body)
+        ):
+            sections.append(Section(item.path, item.path[-1]))
     return sections
 
 
@@ -99,33 +199,72 @@ def split_sentences(paragraph: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE_END.split(paragraph)) if s]
 
 
+def _table_width(lines: list[str]) -> int:
+    return max(len(re.split(r"(?<!\\)\|", ln.strip().strip("|"))) for ln in lines)
+
+
+def _is_separator(line: str) -> bool:
+    return bool(re.fullmatch(r"\s*\|?[\s:|-]*-[\s:|-]*", line))
+
+
 def _blocks(text: str) -> list[_Block]:
     blocks: list[_Block] = []
-    lines = text.splitlines()
+    lines = _scan(text)
     i = 0
     while i < len(lines):
         line = lines[i]
-        if not line.strip():
+        if line.kind == "blank":
             i += 1
             continue
-        fence_match = _FENCE.match(line)
-        if fence_match:
-            marker = fence_match.group(1)[0] * 3
+        if line.kind == "fence":
+            opening, fence = line.text.strip(), line.fence
             code: list[str] = []
+            blank = ""
             i += 1
-            while i < len(lines) and not lines[i].strip().startswith(marker):
-                code.append(lines[i])
+            while i < len(lines) and lines[i].kind == "code":
+                if lines[i].text.strip():
+                    code.append(blank + lines[i].text)
+                    blank = ""
+                else:
+                    blank += "\n"  # blank lines stay with the line after them
                 i += 1
-            i += 1  # closing fence (or end of text)
-            units = [c for c in code if c.strip()]
-            if units:
-                blocks.append(_Block(line.strip(), marker, "\n", units, "line"))
+            i += 1  # the closing fence (or the end of the text)
+            if code:
+                blocks.append(_Block(opening, fence, "\n", code, "line"))
+            continue
+        if line.kind == "indented":
+            code, blank = [], ""
+            while i < len(lines) and lines[i].kind in ("indented", "blank"):
+                if lines[i].kind == "indented":
+                    code.append(blank + lines[i].text)
+                    blank = ""
+                else:
+                    blank += "\n"
+                i += 1
+            blocks.append(_Block("", "", "\n", code, "line"))
             continue
         group: list[str] = []
-        while i < len(lines) and lines[i].strip() and not _FENCE.match(lines[i]):
-            group.append(lines[i].rstrip())
+        while i < len(lines) and lines[i].kind in ("text", "heading"):
+            group.append(lines[i].text.rstrip())
             i += 1
         if all(g.lstrip().startswith("|") for g in group):
+            # Rows after lines of spaces, without a header of their own, continue the table.
+            while True:
+                j = i
+                while j < len(lines) and lines[j].kind == "blank":
+                    j += 1
+                more: list[str] = []
+                while (
+                    j < len(lines) and lines[j].kind == "text" and lines[j].text.lstrip()[:1] == "|"
+                ):
+                    more.append(lines[j].text.rstrip())
+                    j += 1
+                if j == i or not more or any(_is_separator(m) for m in more):
+                    break
+                if _table_width(more) != _table_width(group):
+                    break
+                group += more
+                i = j
             header, rows = "\n".join(group[:2]), group[2:]
             if rows:
                 blocks.append(_Block(header, "", "\n", rows, "line"))

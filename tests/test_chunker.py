@@ -148,3 +148,89 @@ def test_a_table_header_too_big_to_repeat_is_chunked_as_content() -> None:
     assert len(chunks) <= 8
     assert all(c.tokens <= 100 for c in chunks)
     assert "h299" in "".join(c.text for c in chunks)
+
+
+def test_fences_close_only_by_their_own_kind_and_length() -> None:
+    markdown = """# Shell
+
+````markdown
+```bash
+# a comment in the example, not a heading
+```
+~~~
+# still inside
+````
+
+## After
+Text after the fence.
+"""
+    sections = split_sections(markdown)
+    assert [s.heading_path for s in sections] == [("Shell",), ("Shell", "After")]
+    assert "# still inside\n````" in sections[0].text
+
+
+def test_a_code_span_at_a_line_start_opens_no_fence() -> None:
+    markdown = "# A\n\n``` `x` ``` starts this line.\n\n## B\n\n```python\n# comment\n```\n\n## C\nEnd."
+    assert [s.heading_path for s in split_sections(markdown)] == [
+        ("A",),
+        ("A", "B"),
+        ("A", "C"),
+    ]
+
+
+def test_heading_paths_keep_the_heading_verbatim() -> None:
+    markdown = (
+        "# The `snake_case_name` and __slots__ ¶\n\ntext\n\n"
+        "## new(*args, **kwargs) -> Config\n\ntext\n\n## **Bold** C# \\_escaped\\_ #\n\ntext"
+    )
+    assert [s.heading_path[-1] for s in split_sections(markdown)] == [
+        "The snake_case_name and __slots__",
+        "new(*args, **kwargs) -> Config",
+        "Bold C# _escaped_",
+    ]
+
+
+def test_indented_headings_inside_lists_but_not_in_indented_code() -> None:
+    markdown = """# Steps
+
+- first step
+
+    ### Details of the first step
+    Some text.
+
+Paragraph.
+
+    # a comment in an indented code block
+    make install
+
+## Next
+Done.
+"""
+    paths = [s.heading_path for s in split_sections(markdown)]
+    assert ("Steps", "Details of the first step") in paths
+    assert not any("a comment" in h for p in paths for h in p)
+    [code] = [c for c in chunk_markdown(markdown) if "make install" in c.text]
+    assert "    # a comment in an indented code block\n    make install" in code.text
+
+
+def test_table_rows_separated_by_blank_lines_stay_one_table() -> None:
+    markdown = "| Name | Port |\n|---|---|\n| api | 8741 |\n   \n| ui | 8742 |\n\n| db | 5432 |\n"
+    [chunk] = chunk_markdown(markdown)
+    assert chunk.text == "| Name | Port |\n|---|---|\n| api | 8741 |\n| ui | 8742 |\n| db | 5432 |"
+
+
+def test_code_blocks_keep_their_blank_lines() -> None:
+    code = "def a():\n    return 1\n\n\ndef b():\n    return 2"
+    [chunk] = chunk_markdown(f"# Code\n\n```python\n{code}\n```")
+    assert chunk.text == f"```python\n{code}\n```"
+
+
+def test_a_list_of_bare_headings_is_kept_and_a_lone_one_is_not() -> None:
+    markdown = "# Vec\n\nA vector.\n\n## Auto Trait Implementations\n### impl Send\n### impl Sync\n"
+    sections = split_sections(markdown)
+    assert [(s.heading_path, s.text) for s in sections] == [
+        (("Vec",), "A vector."),
+        (("Vec", "Auto Trait Implementations", "impl Send"), "impl Send"),
+        (("Vec", "Auto Trait Implementations", "impl Sync"), "impl Sync"),
+    ]
+    assert split_sections("# Patients\n") == []
