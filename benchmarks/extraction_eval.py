@@ -33,7 +33,8 @@ _TABLE_ROW = re.compile(r"^\|(.*)\|\s*$", re.M)
 _MARKUP = [
     (re.compile(r"^\s{0,3}#{1,6}\s+", re.M), ""),  # headings
     (re.compile(r"^\s*\|?\s*:?-{3,}[-|: ]*$", re.M), ""),  # table separator rows
-    (re.compile(r"(\*\*|__|\*|`)"), ""),  # emphasis, code
+    (re.compile(r"(?<![\w*])(\*\*|\*)(?=\S)(.+?)(?<=\S)\1(?![\w*])"), r"\2"),  # emphasis
+    (re.compile(r"(`+)(.+?)\1"), r"\2"),  # code spans
     (re.compile(r"^\s*[-+]\s+", re.M), ""),  # list bullets
 ]
 

@@ -25,6 +25,7 @@ from ingest.errors import (
 )
 from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
 from ingest.html import ExtractedHtml, extract_html
+from ingest.html import to_markdown as html_to_markdown
 from ingest.pipeline import (
     ChunkingOptions,
     Indexer,
@@ -34,7 +35,6 @@ from ingest.pipeline import (
     prepare,
 )
 from ingest.sandbox import Sandbox
-from ingest.tables import repair_tables
 
 __all__ = [
     "EXTRACTORS",
@@ -75,7 +75,7 @@ __all__ = [
     "detect_type",
     "extract",
     "extract_html",
+    "html_to_markdown",
     "prepare",
-    "repair_tables",
     "split_sections",
 ]

@@ -1,87 +1,69 @@
-"""Repair Markdown tables into valid GFM: one header row, a separator, equal column counts.
-
-Extractors emit tables with no header separator (markdownify on header-less tables), with a
-caption as a first one-cell row (trafilatura), or with separators in the middle. A table that
-loses its separator renders as a paragraph of pipes, and its cells lose their columns.
-"""
+"""GFM tables from rows: one header row, a separator, equal column counts (a table that loses
+its separator renders as a paragraph of pipes, and its cells lose their columns)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-_SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")
-
-
-def _cells(line: str) -> list[str]:
-    body = line.strip()
-    if body.startswith("|"):
-        body = body[1:]
-    if body.endswith("|") and not body.endswith("\\|"):
-        body = body[:-1]
-    return [c.strip() for c in re.split(r"(?<!\\)\|", body)]
+_SPACES = re.compile(r"\s+")
+_PIPE = re.compile(r"(\\*)\|")
+WIDE_HEADER_CHARS = 600
 
 
-def _is_separator(cells: list[str]) -> bool:
-    return bool(cells) and all(_SEPARATOR_CELL.match(c) for c in cells if c) and any(cells)
-
-
-def _render(rows: list[list[str]]) -> str:
-    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
-
-
-def repair_table(lines: list[str]) -> str:
-    """Turn the lines of one table block into a caption paragraph (if any) and a GFM table."""
-    rows = [cells for cells in (_cells(line) for line in lines) if not _is_separator(cells)]
-    rows = [r for r in rows if any(r)]
-    if not rows:
+def cell(value: object) -> str:
+    """A value as a GFM table cell: one line, pipes escaped (a backslash only where it would
+    escape a pipe, so paths and regular expressions keep theirs)."""
+    if value is None:
         return ""
-    width = max(len(r) for r in rows)
-    caption = ""
-    if width > 1 and len(rows) > 1 and sum(1 for c in rows[0] if c) == 1 and len(rows[0]) >= 1:
-        filled = [c for c in rows[0] if c]
-        if rows[0][0] == filled[0] and (len(rows[0]) == 1 or all(not c for c in rows[0][1:])):
-            caption = filled[0]
-            rows = rows[1:]
-    width = max(len(r) for r in rows)
-    padded = [r + [""] * (width - len(r)) for r in rows]
-    table = _render([padded[0], ["---"] * width, *padded[1:]])
-    return f"{caption}\n\n{table}" if caption else table
+    text = _SPACES.sub(" ", str(value)).strip()
+    return _PIPE.sub(lambda m: m.group(1) * 2 + "\\|", text)
 
 
-def repair_tables(markdown: str) -> str:
-    """Repair every table block (consecutive lines starting with '|') outside code fences."""
-    out: list[str] = []
-    block: list[str] = []
-    in_fence = False
+def _split_header(
+    rows: Sequence[Sequence[object]], header: Sequence[object] | None
+) -> tuple[list[object], list[list[object]]]:
+    """(header, body): the given header, else the first row."""
+    body = [list(r) for r in rows]
+    head = list(header) if header is not None else (body.pop(0) if body else [])
+    return head, body
 
-    after_table = False
 
-    def flush() -> None:
-        nonlocal after_table
-        if block:
-            if out and out[-1].strip():
-                out.append("")
-            out.append(repair_table(block))
-            block.clear()
-            after_table = True
+def _column_names(head: Sequence[object], width: int) -> list[str]:
+    """Header cells, with `column N` for blank or missing ones."""
+    cells = [cell(c) for c in head] + [""] * (width - len(head))
+    return [name or f"column {i + 1}" for i, name in enumerate(cells)]
 
-    def add(line: str) -> None:
-        nonlocal after_table
-        if after_table and line.strip():
-            out.append("")  # a table is followed by a blank line before anything else
-        after_table = False
-        out.append(line)
 
-    for line in markdown.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            flush()
-            in_fence = not in_fence
-            add(line)
-            continue
-        if not in_fence and line.lstrip().startswith("|"):
-            block.append(line)
-            continue
-        flush()
-        add(line)
-    flush()
-    return "\n".join(out).strip("\n") + "\n"
+def gfm_table(rows: Sequence[Sequence[object]], header: Sequence[object] | None = None) -> str:
+    """A valid GFM table: the header row (the first row when none is given), its separator,
+    every row padded to the same width."""
+    head, body = _split_header(rows, header)
+    width = max(len(head), *(len(r) for r in body)) if body else len(head)
+    if width == 0:
+        return ""
+    lines = [
+        "| " + " | ".join(_column_names(head, width)) + " |",
+        "|" + "---|" * width,
+    ]
+    for row in body:
+        padded = list(row) + [""] * (width - len(row))
+        lines.append("| " + " | ".join(cell(c) for c in padded) + " |")
+    return "\n".join(lines)
+
+
+def table_blocks(
+    rows: Sequence[Sequence[object]], header: Sequence[object] | None = None
+) -> list[str]:
+    """A table as Markdown blocks: one GFM table, or, for a table too wide to read as one (its
+    header alone longer than `WIDE_HEADER_CHARS`), one `column: value` record per row."""
+    head, body = _split_header(rows, header)
+    if sum(len(cell(c)) + 3 for c in head) <= WIDE_HEADER_CHARS:
+        table = gfm_table(body, head)
+        return [table] if table else []
+    records = []
+    for number, row in enumerate(body, 1):
+        names = _column_names(head, max(len(head), len(row)))
+        pairs = [f"{names[i]}: {cell(v)}" for i, v in enumerate(row) if cell(v)]
+        records.append(f"Row {number}: " + "; ".join(pairs))
+    return records

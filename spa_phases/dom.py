@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import lxml.etree
 import lxml.html
-from markdownify import markdownify
 
+from ingest import html_to_markdown
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 
 DROPPED_TAGS = ("script", "style", "template", "noscript", "svg", "canvas", "iframe", "object")
@@ -139,10 +139,7 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
 
 
 def _markdown(element: lxml.html.HtmlElement) -> str:
-    html = lxml.html.tostring(element, encoding="unicode")
-    text = markdownify(html, heading_style="ATX", strip=["img", "a", "button"])
-    lines = [line.rstrip() for line in text.splitlines()]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return html_to_markdown(element, skip_navigation=False, controls=True)
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")

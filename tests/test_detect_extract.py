@@ -12,7 +12,6 @@ from ingest import (
     decode_text,
     detect_type,
     extract_html,
-    repair_tables,
 )
 
 
@@ -76,22 +75,6 @@ def test_decoding_follows_bom_declared_and_meta_charsets() -> None:
     assert "\u201chi\u201d" in decode_text(meta)
     assert decode_text("naïve".encode()) == "naïve"
     assert decode_text(b"\x93smart\x94") == "\u201csmart\u201d"
-
-
-def test_table_repair_adds_separator_and_moves_caption() -> None:
-    broken = (
-        "Intro\n| Monthly prices |  |  |\n|---|---|---|\n| Plan | Price | Seats |\n"
-        "|---|---|---|\n| Team | 49 | 25 |\n| Solo | 5 |\n\nAfter"
-    )
-    fixed = repair_tables(broken)
-    assert fixed == (
-        "Intro\n\nMonthly prices\n\n| Plan | Price | Seats |\n| --- | --- | --- |\n"
-        "| Team | 49 | 25 |\n| Solo | 5 |  |\n\nAfter\n"
-    )
-    no_header = "| a | b |\n| c | d |"
-    assert repair_tables(no_header) == "| a | b |\n| --- | --- |\n| c | d |\n"
-    fenced = "```\n| not | a table |\n```"
-    assert repair_tables(fenced) == fenced + "\n"
 
 
 def test_falls_back_to_readability_when_trafilatura_finds_little() -> None:

@@ -149,7 +149,7 @@ def test_index_resolve_and_restart(make_client: Callable[..., TestClient], docs_
     [table] = [c for c in stored if "| Plan |" in str(c["text"])]
     lines = str(table["text"]).splitlines()
     header = lines.index("| Plan | Monthly price | Seats included |")
-    assert lines[header + 1] == "| --- | --- | --- |"
+    assert lines[header + 1] == "|---|---|---|"
     assert "| Enterprise | 399 | unlimited |" in lines
     assert "Monthly prices in euros" in str(table["text"])  # caption kept as a paragraph
     assert table["headingPath"] == ["Pricing plans", "Plan comparison"]

@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ingest.errors import ExtractionError
+from ingest.tables import gfm_table as gfm_table  # noqa: PLC0414 (re-exported for the extractors)
+from ingest.tables import table_blocks
 
 
 @dataclass(frozen=True)
@@ -61,50 +63,10 @@ class Extracted:
 Extractor = Callable[[ExtractRequest], Extracted]
 
 _SPACES = re.compile(r"\s+")
-WIDE_HEADER_CHARS = 600
 
 
 def one_line(text: object) -> str:
     return _SPACES.sub(" ", str(text)).strip()
-
-
-def cell(value: object) -> str:
-    """A value as a GFM table cell: one line, pipes escaped."""
-    if value is None:
-        return ""
-    return one_line(value).replace("\\", "\\\\").replace("|", "\\|")
-
-
-def _split_header(
-    rows: Sequence[Sequence[object]], header: Sequence[object] | None
-) -> tuple[list[object], list[list[object]]]:
-    """(header, body): the given header, else the first row."""
-    body = [list(r) for r in rows]
-    head = list(header) if header is not None else (body.pop(0) if body else [])
-    return head, body
-
-
-def _column_names(head: Sequence[object], width: int) -> list[str]:
-    """Header cells, with `column N` for blank or missing ones."""
-    cells = [cell(c) for c in head] + [""] * (width - len(head))
-    return [name or f"column {i + 1}" for i, name in enumerate(cells)]
-
-
-def gfm_table(rows: Sequence[Sequence[object]], header: Sequence[object] | None = None) -> str:
-    """A valid GFM table: the header row (the first row when none is given), its separator,
-    every row padded to the same width."""
-    head, body = _split_header(rows, header)
-    width = max(len(head), *(len(r) for r in body)) if body else len(head)
-    if width == 0:
-        return ""
-    lines = [
-        "| " + " | ".join(_column_names(head, width)) + " |",
-        "|" + "---|" * width,
-    ]
-    for row in body:
-        padded = list(row) + [""] * (width - len(row))
-        lines.append("| " + " | ".join(cell(c) for c in padded) + " |")
-    return "\n".join(lines)
 
 
 class MarkdownWriter:
@@ -145,21 +107,9 @@ class MarkdownWriter:
     def table(
         self, rows: Sequence[Sequence[object]], header: Sequence[object] | None = None
     ) -> bool:
-        """A GFM table; a table too wide to read as one (its header alone longer than
-        `WIDE_HEADER_CHARS`) becomes one `column: value` record per row instead."""
-        head, body = _split_header(rows, header)
-        if sum(len(cell(c)) + 3 for c in head) <= WIDE_HEADER_CHARS:
-            return self.add(gfm_table(body, head))
-        for number, row in enumerate(body, 1):
-            names = _column_names(head, max(len(head), len(row)))
-            pairs = [
-                f"{names[i]}: {one_line(v)}"
-                for i, v in enumerate(row)
-                if v is not None and one_line(v)
-            ]
-            if not self.add(f"Row {number}: " + "; ".join(pairs)):
-                return False
-        return True
+        """A GFM table, or one record per row for a table too wide to read as one
+        (`table_blocks`)."""
+        return all(self.add(block) for block in table_blocks(rows, header))
 
     def warn(self, message: str) -> None:
         if message not in self.warnings:

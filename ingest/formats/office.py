@@ -9,10 +9,9 @@ import zipfile
 from collections.abc import Iterable
 from typing import Any
 
-import lxml.html
 from defusedxml import ElementTree as SafeET
-from markdownify import markdownify
 
+from ingest.detect import decode_text
 from ingest.errors import EmptyDocumentError, ExtractionError, UnsafeDocumentError
 from ingest.formats.base import (
     Extracted,
@@ -21,7 +20,7 @@ from ingest.formats.base import (
     fail,
     one_line,
 )
-from ingest.tables import repair_tables
+from ingest.html import parse, to_markdown
 
 _MIB = 1024 * 1024
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -237,12 +236,11 @@ _CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
 
 
 def _chapter_markdown(xhtml: bytes) -> str:
-    tree = lxml.html.fromstring(xhtml)
-    for bad in tree.xpath("//script|//style|//head"):
-        bad.drop_tree()
-    body = lxml.html.tostring(tree, encoding="unicode")
-    text: str = markdownify(body, heading_style="ATX", strip=["a", "img"])
-    return repair_tables(text)
+    root = parse(decode_text(xhtml))
+    if root is None:
+        return ""
+    body = root.find("body")
+    return to_markdown(root if body is None else body)
 
 
 def extract_epub(request: ExtractRequest) -> Extracted:

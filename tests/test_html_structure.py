@@ -1,0 +1,230 @@
+# ruff: noqa: E501  (the pages are real generators' markup, line for line)
+"""HTML pages keep their structure: titles, every heading in the heading paths verbatim, code
+blocks with their exact text, API signatures as headings, tables as tables; bad pages fail with
+a clear error. The pages are small copies of the markup real generators write (DocBook,
+Sphinx, rustdoc, a news article), with the failures issue 15 found on them."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from ingest import EmptyDocumentError, PreparedDocument, SourceDocument, prepare
+from ingest.html import extract_html
+
+PROSE = (
+    "This paragraph explains the feature in enough words for a main-content extractor to take "
+    "it for the body of the page rather than for navigation, which is what real pages look like. "
+)
+
+
+def page(data: str | bytes, url: str = "http://docs.test/page.html") -> PreparedDocument:
+    raw = data.encode() if isinstance(data, str) else data
+    return prepare(SourceDocument("t", raw, url, "link", "s", "page.html"))
+
+
+def paths(prepared: PreparedDocument) -> set[tuple[str, ...]]:
+    return {tuple(c.heading_path) for c in prepared.chunks}
+
+
+def entries(prepared: PreparedDocument) -> set[str]:
+    return {h for c in prepared.chunks for h in c.heading_path}
+
+
+def stored(prepared: PreparedDocument) -> str:
+    return "\n".join(c.text for c in prepared.chunks)
+
+
+DOCBOOK = f"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN"
+ "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml"><head>
+<title xmlns:d="http://docbook.org/ns/docbook">6.3. The apt-cache Command</title></head>
+<body><ul class="docnav top"><li><a href="prev.html"><strong>Prev</strong></a></li></ul>
+<div class="section"><div class="titlepage"><div><div>
+<h2 class="title"><a id="sect.apt-cache"></a>6.3. The <code class="command">apt-cache</code>
+ Command</h2></div></div></div>
+<div class="para">{PROSE} The <code class="command">apt-cache</code> command shows the cache.</div>
+<div class="section"><div class="titlepage"><div><div>
+<h3 class="title">6.3.1. Searching my_table entries</h3></div></div></div>
+<div class="para">{PROSE}</div>
+<pre class="programlisting"># configure the cache
+SELECT * FROM my_table
+  WHERE name = 'apt_cache';
+
+# the end</pre>
+<div class="para">{PROSE} More text after the code.</div>
+</div></div>
+<ul class="docnav"><li><a href="next.html">Next</a></li></ul></body></html>"""
+
+
+def test_xhtml_with_an_xml_declaration_keeps_its_title_headings_and_code() -> None:
+    prepared = page(DOCBOOK)
+    assert prepared.document.title == "6.3. The apt-cache Command"
+    assert ("6.3. The apt-cache Command", "6.3.1. Searching my_table entries") in paths(prepared)
+    text = stored(prepared)
+    # the code block's exact text, in one fence; its comment is no heading
+    code = "# configure the cache\nSELECT * FROM my_table\n  WHERE name = 'apt_cache';\n\n# the end"
+    assert f"```\n{code}\n```" in text
+    assert "# configure the cache" not in entries(prepared)
+    assert "\\_" not in text and "my\\_table" not in text
+
+
+SPHINX = f"""<html><head><title>json — JSON encoder and decoder</title></head><body>
+<div class="sphinxsidebar"><h3>Table of Contents</h3><ul><li><a href="#">json</a></li></ul></div>
+<div class="body" role="main"><section id="module-json">
+<h1><code class="xref">json</code> — JSON encoder and decoder<a class="headerlink" href="#module-json">¶</a></h1>
+<p>{PROSE}</p>
+<section id="basic-usage"><h2>Basic Usage<a class="headerlink" href="#basic-usage">¶</a></h2>
+<dl class="py function"><dt class="sig sig-object py" id="json.dumps">
+<span class="sig-prename descclassname"><span class="pre">json.</span></span><span class="sig-name descname"><span class="pre">dumps</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n">obj</span></em>, <em class="sig-param">*</em><span class="sig-paren">)</span><a class="headerlink" href="#json.dumps">¶</a></dt>
+<dd><p>Serialize <em>obj</em> to a JSON formatted <a href="#"><code class="xref">str</code></a>. {PROSE}</p></dd></dl>
+<p>Text that belongs to Basic Usage again, after the function. {PROSE}</p>
+<p>Call <code class="docutils literal"><span class="pre">json.loads(s,</span>
+<span class="pre">cls=None)</span></code> to decode. {PROSE}</p>
+<div class="highlight-python3 notranslate"><div class="highlight"><pre><span></span><span class="gp">&gt;&gt;&gt; </span><span class="n">json</span><span class="o">.</span><span class="n">dumps</span><span class="p">([</span><span class="mi">1</span><span class="p">])</span>
+<span class="c1"># on or after Oct 25.</span>
+<span class="go">'[1]'</span>
+</pre></div></div>
+</section>
+<section id="snake-case-name"><h2>The snake_case_name and a*b rule<a class="headerlink" href="#snake-case-name">¶</a></h2>
+<p>{PROSE}</p></section>
+</section></div></body></html>"""
+
+
+def test_sphinx_signatures_become_headings_and_inline_code_stays_inline() -> None:
+    prepared = page(SPHINX)
+    found = paths(prepared)
+    top = "json — JSON encoder and decoder"
+    assert (top, "Basic Usage", "json.dumps()") in found
+    assert (top, "The snake_case_name and a*b rule") in found
+    assert not any("¶" in h or "Table of Contents" in h for h in entries(prepared))
+    by_path = {tuple(c.heading_path): c.text for c in prepared.chunks}
+    assert "Text that belongs to Basic Usage again" in by_path[(top, "Basic Usage")]
+    # inline code across a line break is one code span, not a fence that flips the page
+    assert "`json.loads(s, cls=None)`" in stored(prepared)
+    assert "on or after Oct 25." not in entries(prepared)
+    assert ">>> json.dumps([1])\n# on or after Oct 25.\n'[1]'" in stored(prepared)
+    assert re.search(r"^```python3$", stored(prepared), re.M)
+
+
+RUSTDOC = f"""<html><head><title>Vec in std::vec - Rust</title></head><body>
+<nav class="sidebar"><h2 class="location">Vec</h2></nav>
+<main><section id="main-content" class="content"><div class="main-heading">
+<h1 class="fqn">Struct <a href="#">std</a>::<wbr><a href="#">vec</a>::<wbr><a class="struct" href="#">Vec</a></h1></div>
+<div class="docblock item-decl"><pre class="rust struct"><code>pub struct Vec&lt;T&gt; where<br>&#160;&#160;&#160;&#160;T: Sized, {{ /* private fields */ }}</code></pre></div>
+<details class="rustdoc-toggle top-doc" open><summary class="hideme"><span>Expand description</span></summary>
+<div class="docblock"><p>A contiguous growable array type. {PROSE}</p></div></details>
+<h2 id="implementations" class="small-section-header">Implementations<a href="#implementations" class="anchor"></a></h2>
+<div id="implementations-list"><details class="rustdoc-toggle implementors-toggle" open><summary>
+<section id="impl-Vec" class="impl"><h3 class="code-header in-band">impl&lt;T&gt; Vec&lt;T&gt;</h3></section></summary>
+<div class="impl-items"><details class="rustdoc-toggle method-toggle" open><summary>
+<section id="method.new" class="method"><h4 class="code-header">pub const fn new() -&gt; Vec&lt;T&gt;</h4></section></summary>
+<div class="docblock"><p>Constructs a new, empty <code>Vec&lt;T&gt;</code>. {PROSE}</p></div></details></div></details></div>
+<h2 id="synthetic-implementations" class="small-section-header">Auto Trait Implementations</h2>
+<div id="synthetic-implementations-list">
+<section id="impl-Send" class="impl"><h3 class="code-header in-band">impl Send for Vec</h3></section>
+<section id="impl-Sync" class="impl"><h3 class="code-header in-band">impl Sync for Vec</h3></section>
+</div></section></main></body></html>"""
+
+
+def test_rustdoc_keeps_declarations_methods_and_heading_only_sections() -> None:
+    prepared = page(RUSTDOC)
+    found = paths(prepared)
+    top = "Struct std::vec::Vec"
+    assert (top, "Implementations", "impl<T> Vec<T>", "pub const fn new() -> Vec<T>") in found
+    # sections that are only headings are still in the paths (each is its own chunk)
+    assert (top, "Auto Trait Implementations", "impl Send for Vec") in found
+    assert (top, "Auto Trait Implementations", "impl Sync for Vec") in found
+    # <br> inside <pre> is a line break; the no-break spaces are kept
+    assert "pub struct Vec<T> where\n\u00a0\u00a0\u00a0\u00a0T: Sized" in stored(prepared)
+    assert "Vec" not in entries(prepared)  # the sidebar's heading
+
+
+NEWS = f"""<html><head><title>City opens a new library | Daily News</title></head><body>
+<header><h1>Daily News</h1><nav><a href="/">Home</a><a href="/world">World</a></nav></header>
+<main><article><h1>City opens a new library</h1>
+<p>{PROSE}</p><p>The library holds 40,000 books and opens at nine. {PROSE}</p>
+<div class="share-buttons"><h3>Share this article</h3><a href="#">Facebook</a> <a href="#">X</a></div>
+<p>Readers can borrow up to ten books at once. {PROSE}</p>
+<aside class="related"><h3>Related stories</h3><ul><li><a href="/a">Museum reopens after the flood in the old town</a></li>
+<li><a href="/b">New bridge over the river opens to traffic</a></li></ul></aside>
+</article></main><footer><p>Copyright Daily News 2024. All rights reserved.</p></footer></body></html>"""
+
+
+def test_a_news_article_keeps_its_text_and_leaves_boilerplate_out() -> None:
+    prepared = page(NEWS)
+    text = stored(prepared)
+    assert "The library holds 40,000 books" in text
+    assert "Readers can borrow up to ten books" in text
+    for junk in ("Share this article", "Facebook", "Related stories", "Copyright", "Home"):
+        assert junk not in text and junk not in entries(prepared)
+
+
+def test_layout_tables_are_content_and_data_tables_are_tables() -> None:
+    cells = "".join(
+        f"<td><p>Column {i}: {PROSE}</p><ul><li>item {i}</li></ul></td>" for i in range(3)
+    )
+    data = "<table><tr><th>Option</th><th>Default</th></tr><tr><td>timeout</td><td>30 s</td></tr>"
+    data += "<tr><td>retries</td><td>3</td></tr></table>"
+    html = (
+        f"<html><head><title>Options</title></head><body><main><h1>Options</h1>"
+        f"<table role='presentation'><tr>{cells}</tr></table><p>{PROSE}</p><pre>x = 1</pre>"
+        f"{data}</main></body></html>"
+    )
+    text = stored(page(html))
+    assert "| Option | Default |\n|---|---|\n| timeout | 30 s |\n| retries | 3 |" in text
+    assert not any(line.startswith("|") and len(line) > 200 for line in text.splitlines())
+    assert "Column 2: This paragraph" in text
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<html><body><nav><a href='/'>Home</a></nav><script>var x = 1;</script></body></html>",
+        "<html><body></body></html>",
+        "<?xml version='1.0'?>",
+        "<html><body><div><span>  </span><p>\u00a0</p></div></body></html>",
+    ],
+)
+def test_a_page_without_content_is_an_empty_document(html: str) -> None:
+    with pytest.raises(EmptyDocumentError, match="no text could be extracted"):
+        page(html)
+
+
+def test_broken_markup_still_yields_its_text() -> None:
+    html = (
+        f"<html><head><title>Broken</title><body><h1>Broken page<p>{PROSE}</span></b>"
+        f"<div><p>Second {PROSE}<table><tr><td>cell"
+    )
+    prepared = page(html)
+    assert prepared.document.title == "Broken"
+    assert "Second This paragraph explains" in stored(prepared)
+
+
+def test_ten_megabytes_of_nested_divs_fail_cleanly_or_extract() -> None:
+    depth = 200_000
+    html = "<html><body>" + "<div>" * depth + PROSE * 3 + "</div>" * depth + "</body></html>"
+    assert len(html) > 2_000_000
+    start = time.monotonic()
+    try:
+        prepared = page(html)
+    except EmptyDocumentError:
+        pass  # a clear refusal is as good as the text
+    else:
+        assert "main-content extractor" in stored(prepared)
+    assert time.monotonic() - start < 120  # a guard against a hang, not a benchmark
+
+
+def test_extracted_markdown_has_no_needless_escapes() -> None:
+    html = (
+        "<html><head><title>Names</title></head><body><article><h1>Names</h1>"
+        f"<p>The my_table_name column and 2*3*4 stay as written. {PROSE}</p>"
+        f"<p># not a heading, a paragraph that starts with a hash. {PROSE}</p></article></body></html>"
+    )
+    markdown = extract_html(html).markdown
+    assert "The my_table_name column and 2*3*4 stay as written." in markdown
+    assert "\\# not a heading" in markdown  # the one escape Markdown needs here
+    assert "\\_" not in markdown and "\\*" not in markdown
