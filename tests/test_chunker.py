@@ -170,7 +170,9 @@ Text after the fence.
 
 
 def test_a_code_span_at_a_line_start_opens_no_fence() -> None:
-    markdown = "# A\n\n``` `x` ``` starts this line.\n\n## B\n\n```python\n# comment\n```\n\n## C\nEnd."
+    markdown = (
+        "# A\n\n``` `x` ``` starts this line.\n\n## B\n\n```python\n# comment\n```\n\n## C\nEnd."
+    )
     assert [s.heading_path for s in split_sections(markdown)] == [
         ("A",),
         ("A", "B"),
