@@ -17,7 +17,7 @@ import trafilatura
 from readability import Document as ReadabilityDocument
 from trafilatura.settings import Document as TrafilaturaDocument
 
-from ingest.html.region import KeptText, main_regions
+from ingest.html.region import KeptText, main_region, with_header
 from ingest.html.writer import HEADINGS, MarkdownWriter, collapse, to_markdown
 
 __all__ = ["ExtractedHtml", "extract_html", "html_title", "parse", "to_markdown"]
@@ -121,8 +121,10 @@ def extract_html(html: str, url: str | None = None) -> ExtractedHtml:
     body = root.find("body")
     if body is None:
         body = root
-    regions = main_regions(body, kept)
-    trust = is_reference(regions[-1])
+    region = main_region(body, kept)
+    trust = is_reference(region)
+    # Documentation's title may stand above its region; a news site's header is no content.
+    regions = with_header(region, body) if trust else [region]
     writer = MarkdownWriter(keep=kept, regions=regions, trust_region=trust)
     markdown = writer.write(body).markdown()
     return ExtractedHtml(title, markdown, extractor)

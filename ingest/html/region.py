@@ -21,7 +21,8 @@ SHORT = 25  # blocks shorter than this must equal one of the kept texts
 SHINGLE = 5  # words per shingle for blocks kept in part
 REGION_SHARE = 0.9  # the region holds at least this share of the kept text
 _ANY_HEADING = ".//h1|.//h2|.//h3|.//h4|.//h5|.//h6"
-HEADER_SHARE = 0.1  # a header above the region joins it when no longer than this share
+HEADER_SHARE = 0.25  # a header above the region joins it when no longer than this share
+HEADER_SIBLINGS = 3  # of the elements before the region (a table of contents between)
 
 
 def normalise(text: str) -> str:
@@ -66,22 +67,23 @@ class KeptText:
         return found >= 0.5 * len(shingles)
 
 
-def main_regions(body: lxml.html.HtmlElement, kept: KeptText) -> list[lxml.html.HtmlElement]:
-    """The main region (`main_region`), after the header before it when that holds the page's
-    `<h1>` and little else (a manual page's name and summary above its body)."""
-    region = main_region(body, kept)
+def with_header(
+    region: lxml.html.HtmlElement, body: lxml.html.HtmlElement
+) -> list[lxml.html.HtmlElement]:
+    """The region after the header before it when that holds the page's `<h1>` and little else
+    (a manual page's name and summary above its body, a chapter's title above its table of
+    contents)."""
     if region is body or region.xpath(".//h1"):
         return [region]
     node = region
     while node is not body and node.getparent() is not None:
-        before = node.getprevious()
-        while before is not None and not isinstance(before.tag, str):
-            before = before.getprevious()
-        if before is not None and (before.tag == "h1" or before.xpath(".//h1")):
-            small = len(before.text_content()) <= HEADER_SHARE * len(region.text_content())
-            if small and not before.xpath(".//nav|.//form"):
-                return [before, region]
-            return [region]
+        siblings = [e for e in node.itersiblings(preceding=True) if isinstance(e.tag, str)]
+        for before in siblings[:HEADER_SIBLINGS]:
+            if before.tag == "h1" or before.xpath(".//h1"):
+                small = len(before.text_content()) <= HEADER_SHARE * len(region.text_content())
+                if small and not before.xpath(".//nav|.//form"):
+                    return [before, region]
+                return [region]
         node = node.getparent()
     return [region]
 

@@ -14,6 +14,7 @@ it is. Any heading is written only when something is written under it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -551,25 +552,58 @@ def finish(blocks: list[Block]) -> list[Block]:
             if under is None or under.kind == "dropped" or under.links:
                 continue
         out.append(block)
-    # Backwards: content_until[level] says whether content comes before the next heading of
-    # that level or above.
-    content_until = [False] * 7
+    written = _headings_to_write(out)
     kept: list[Block] = []
-    for block in reversed(out):
-        if block.kind != "heading":
-            content_until = [True] * 7
-            kept.append(block)
-            continue
-        if content_until[block.level] or block.structure:
+    for i, block in enumerate(out):
+        if block.kind != "heading" or i in written:
             kept.append(block)
         elif block.vetted and len(text := block.markdown.lstrip("#").strip()) >= 25:
             kept.append(Block("text", text))  # kept text in heading markup, not a heading
-        for level in range(block.level, 7):
-            content_until[level] = False
-    kept.reverse()
-    if not kept:  # a page of headings only: they are its text
+    if not any(b.kind != "heading" for b in kept):  # a page of headings only: they are its text
         return [b for b in out if b.kind == "heading" and b.vetted]
     return kept
+
+
+def _headings_to_write(blocks: list[Block]) -> set[int]:
+    """Positions of the headings with something written under them (before the next heading of
+    their level or above), and of trusted bare headings that are one of a list (beside a bare
+    sibling or under a bare parent: an API page's trait implementations), with their parents."""
+    filled: dict[int, bool] = {}
+    content_until = [False] * 7  # content before the next heading of that level or above
+    for i in range(len(blocks) - 1, -1, -1):
+        if blocks[i].kind != "heading":
+            content_until = [True] * 7
+            continue
+        filled[i] = content_until[blocks[i].level]
+        for level in range(blocks[i].level, 7):
+            content_until[level] = False
+    order = sorted(filled)
+    after = dict(itertools.pairwise(order))
+    before = {b: a for a, b in after.items()}
+    parent: dict[int, int | None] = {}
+    open_: list[int] = []
+    for i in order:
+        while open_ and blocks[open_[-1]].level >= blocks[i].level:
+            open_.pop()
+        parent[i] = open_[-1] if open_ else None
+        open_.append(i)
+
+    def bare_leaf(i: int | None, level: int) -> bool:
+        if i is None or filled[i] or not blocks[i].structure or blocks[i].level != level:
+            return False
+        following = after.get(i)
+        return following is None or blocks[following].level <= level
+
+    written = {i for i in order if filled[i]}
+    for i in order:
+        level, up = blocks[i].level, parent[i]
+        listed = bare_leaf(before.get(i), level) or bare_leaf(after.get(i), level)
+        if bare_leaf(i, level) and (listed or (up is not None and not filled[up])):
+            written.add(i)
+            while up is not None:
+                written.add(up)
+                up = parent[up]
+    return written
 
 
 _HEADING_KINDS = ("heading", "restore")
