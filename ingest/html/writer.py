@@ -248,8 +248,8 @@ class MarkdownWriter:
         elif tag == "br":
             self._inline.add(_BREAK, _BREAK)
         elif tag in CODE:
-            span = _code_span(self.plain(element, keep_breaks=False))
-            self._inline.add(span, collapse(self.plain(element)))
+            text = self.plain(element)
+            self._inline.add(_code_span(text), text)
         elif tag == "blockquote":
             self._flush()
             self._quote += 1
@@ -284,8 +284,9 @@ class MarkdownWriter:
     def _text(self, text: str) -> None:
         self._inline.add(text, link=self._links > 0)
 
-    def plain(self, element: lxml.html.HtmlElement, keep_breaks: bool = False) -> str:
-        """The element's text without skipped parts (permalinks, line numbers), collapsed."""
+    def raw_text(self, element: lxml.html.HtmlElement) -> str:
+        """The element's text as written, without skipped parts (permalinks, line numbers), a
+        `<br>` as a line break."""
         parts: list[str] = []
 
         def walk(node: lxml.html.HtmlElement) -> None:
@@ -293,14 +294,18 @@ class MarkdownWriter:
                 parts.append(node.text)
             for child in node:
                 if isinstance(child.tag, str) and not self.skipped(child):
-                    if child.tag == "br" and keep_breaks:
+                    if child.tag == "br":
                         parts.append("\n")
                     walk(child)
                 if child.tail:
                     parts.append(child.tail)
 
         walk(element)
-        return collapse("".join(parts))
+        return "".join(parts)
+
+    def plain(self, element: lxml.html.HtmlElement) -> str:
+        """The element's text as a reader sees it on one line."""
+        return collapse(self.raw_text(element))
 
     # ------------------------------------------------------------------ blocks
 
@@ -367,21 +372,7 @@ class MarkdownWriter:
 
     def _pre(self, element: lxml.html.HtmlElement) -> None:
         self._flush()
-        parts: list[str] = []
-
-        def walk(node: lxml.html.HtmlElement) -> None:
-            if node.text:
-                parts.append(node.text)
-            for child in node:
-                if isinstance(child.tag, str) and not self.skipped(child):
-                    if child.tag == "br":
-                        parts.append("\n")
-                    walk(child)
-                if child.tail:
-                    parts.append(child.tail)
-
-        walk(element)
-        code = "".join(parts).replace("\r\n", "\n").replace("\r", "\n")
+        code = self.raw_text(element).replace("\r\n", "\n").replace("\r", "\n")
         code = code.removeprefix("\n").rstrip()
         if code.strip() and (self.inside or self._kept(code)):
             self._emit("code", fenced(code, _language(element)))
