@@ -1,0 +1,186 @@
+"""Does a crawl slow the agent down? /agent/context latency over HTTP, idle and during a crawl,
+against `lore serve` as a user runs it (a process of its own, the embedded default).
+
+    python benchmarks/agent_latency_under_crawl.py [--pages 100] [--scale 100000]
+        [--crawl-pages 300] [--queries 200]
+
+The data directory is built first (as resolve_bench does: `--pages` real pages, filled to
+`--scale` chunks with perturbed copies), then `lore serve` starts on it and a static server on
+127.0.0.1 serves the crawled site (the Python docs from python3.11-doc). One client asks
+/agent/context one call after another: `--queries` calls idle, then as many as fit while a
+`--crawl-pages` spider crawl of the site runs. Prints p50/p95/max idle and during, the ratio of
+the p95s (target <= 1.5), the crawl's pages/s and the peak resident memory of all of lore's
+processes together (sampled every 0.2 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+from _common import default_corpus, percentile, summary_ms
+from resolve_bench import build, fill
+
+from api import Lore, Settings
+from api.auth import Authenticator
+from retrieval import ChunkFilter
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def prepare_data(data: Path, corpus: Path, pages: int, scale: int) -> tuple[str, list[tuple]]:
+    """Index `pages` pages, fill to `scale` chunks; returns an API key and the calls to make."""
+    rng = random.Random(7)
+    lore = Lore(Settings(data_dir=data))
+    try:
+        build(lore, corpus, pages)
+        chunks = lore.store.scroll(ChunkFilter(tenant_ids=(lore.tenant,)), 10**6)
+        fill(lore, scale, rng)
+        key, _ = Authenticator(lore.catalog, 600).create_key(lore.tenant, "bench", rate_limit=10**6)
+        calls = [
+            (c.url, " ".join(c.text.split()[:12]), " ".join(c.text.split()[:6]))
+            for c in rng.sample(chunks, min(400, len(chunks)))
+        ]
+        print(f"data: {lore.store.count(ChunkFilter(include_superseded=True))} chunks")
+    finally:
+        lore.close()
+    return key, calls
+
+
+class Memory(threading.Thread):
+    """Peak resident memory of a process and all its children."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.root = psutil.Process(pid)
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.2):
+            try:
+                tree = [self.root, *self.root.children(recursive=True)]
+                rss = sum(p.memory_info().rss for p in tree if p.is_running())
+            except psutil.Error:
+                continue
+            self.peak = max(self.peak, rss)
+
+
+def ask(client: httpx.Client, call: tuple) -> float:
+    url, query, goal = call
+    start = time.perf_counter()
+    client.post("/agent/context", json={"url": url, "query": query, "goal": goal, "k": 8})
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    parser.add_argument("--pages", type=int, default=100)
+    parser.add_argument("--scale", type=int, default=100_000)
+    parser.add_argument("--crawl-pages", type=int, default=300)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        key, calls = prepare_data(data, args.corpus, args.pages, args.scale)
+        site_port, api_port = free_port(), free_port()
+        site = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1"],
+            cwd=args.corpus,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        env = {
+            **os.environ,
+            "LORE_DATA_DIR": str(data),
+            "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
+        }
+        lore_bin = str(Path(sys.executable).with_name("lore"))
+        server = subprocess.Popen(
+            [lore_bin, "serve", "--port", str(api_port), "--log-level", "warning"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        memory = Memory(server.pid)
+        memory.start()
+        base = f"http://127.0.0.1:{api_port}"
+        try:
+            with httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+            ) as client:
+                deadline = time.monotonic() + 300
+                while True:
+                    try:
+                        if client.get("/healthz").status_code == 200:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    if time.monotonic() > deadline or server.poll() is not None:
+                        raise SystemExit("lore serve did not start")
+                    time.sleep(0.5)
+                for call in calls[:20]:  # warm-up
+                    ask(client, call)
+                idle = [ask(client, calls[i % len(calls)]) for i in range(args.queries)]
+                idle_peak = memory.peak
+                job = client.post(
+                    "/knowledge/index-link",
+                    json={
+                        "url": f"http://127.0.0.1:{site_port}/index.html",
+                        "strategy": "spider",
+                        "maxPages": args.crawl_pages,
+                        "maxDepth": 10,
+                    },
+                ).json()["jobId"]
+                started, during, i, status = time.monotonic(), [], 0, {}
+                while True:
+                    during.append(ask(client, calls[i % len(calls)]))
+                    i += 1
+                    if i % 10 == 0:
+                        status = client.get(f"/knowledge/jobs/{job}").json()
+                        if status["status"] not in ("queued", "running"):
+                            break
+                crawl_s = time.monotonic() - started
+        finally:
+            memory.stop.set()
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                print("lore serve did not stop within 30 s of SIGTERM (killed)")
+            site.terminate()
+        counts = status.get("counts", {})
+        pages = counts.get("ingested", 0) + counts.get("unchanged", 0)
+        print(f"idle:         {summary_ms(idle)}")
+        print(f"during crawl: {summary_ms(during)}")
+        ratio = percentile(during, 95) / percentile(idle, 95)
+        print(f"ratio p95 during/idle: {ratio:.2f} (target <= 1.5)")
+        print(
+            f"crawl: {status.get('status')}, {pages} pages in {crawl_s:.0f} s "
+            f"({pages / crawl_s:.2f} pages/s), {counts.get('chunks', 0)} chunks"
+        )
+        print(
+            f"peak RSS of lore's processes: idle {idle_peak / 2**20:.0f} MB, "
+            f"overall {memory.peak / 2**20:.0f} MB"
+        )
+
+
+if __name__ == "__main__":
+    main()
