@@ -169,6 +169,8 @@ def index_link(
         "map": map_only,
     }
     if server is None:
+        from api.jobs import run_job  # noqa: PLC0415 - loads the model: only when working locally
+
         lore = _local()
         try:
             job = lore.submit_link(
@@ -187,7 +189,7 @@ def index_link(
                 def show(view: Job) -> None:
                     bar.update(task, **_bar_fields(JobView.of(view).model_dump(by_alias=True)))
 
-                done = asyncio.run(lore.run_link_job(job.id, show))
+                done = asyncio.run(run_job(lore, job.id, show))
         except (ValueError, BrowserUnavailableError) as exc:
             _fail(str(exc), 2)
         finally:

@@ -418,7 +418,7 @@ class Lore:
         map_only: bool = False,
         webhook: dict[str, Any] | None = None,
     ) -> Job:
-        """Validate and queue an index-link job (run it with `run_link_job` or the worker)."""
+        """Validate and queue an index-link job (run it with `api.jobs.run_job` or the worker)."""
         crawl = self.settings.crawl
         canonicalize(url)  # raises ValueError for anything but an absolute http(s) URL
         self.check_domain(url)
@@ -461,17 +461,6 @@ class Lore:
         if job.finished:
             return job
         return self.catalog.update_job(job_id, status="cancelled", message="cancel requested")
-
-    async def run_link_job(
-        self, job_id: str, on_progress: Callable[[Job], None] | None = None
-    ) -> Job:
-        """Run (or resume) an index-link job to its end; the job row says how it ended."""
-        from api.crawling import LinkJobRunner  # noqa: PLC0415
-
-        job = self.catalog.get_job(job_id)
-        if job.finished:
-            return job
-        return await LinkJobRunner(self, job_id, on_progress).run()
 
     # single-page apps -------------------------------------------------------------------------
 
@@ -516,17 +505,6 @@ class Lore:
             "runRecipe": run_recipe,
         }
         return self.catalog.create_job(self.tenant, "spa-capture", request)
-
-    async def run_job(self, job_id: str, on_progress: Callable[[Job], None] | None = None) -> Job:
-        """Run (or resume) a queued job of any kind to its end."""
-        job = self.catalog.get_job(job_id)
-        if job.finished:
-            return job
-        if job.kind == "spa-capture":
-            from api.capturing import CaptureJobRunner  # noqa: PLC0415
-
-            return await CaptureJobRunner(self, job_id, on_progress).run()
-        return await self.run_link_job(job_id, on_progress)
 
     # retrieval --------------------------------------------------------------------------------
 

@@ -269,6 +269,12 @@ class Settings(BaseSettings):
     max_files_per_upload: int = Field(100, ge=1)
     max_k: int = Field(50, ge=1)
     workers: int = Field(2, ge=1, le=32, description="Concurrent index-link jobs.")
+    job_claim_ttl_s: float = Field(
+        30.0,
+        gt=1,
+        description="A job whose runner has not said it is alive for this long is taken over "
+        "by another (a runner on the same host that is gone: at once).",
+    )
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()

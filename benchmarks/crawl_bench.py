@@ -23,6 +23,7 @@ import anyio.to_thread
 from _common import PYTHON_DOCS, peak_rss_mb, serve_directory
 
 from api import Lore, Settings
+from api.jobs import run_job
 from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
 from ingest import IngestError, SourceDocument
 
@@ -122,7 +123,7 @@ def main() -> None:
                     start_url, "spider", max_pages=args.max_pages, max_depth=args.max_depth
                 )
                 started = time.perf_counter()
-                done = asyncio.run(lore.run_link_job(job.id))
+                done = asyncio.run(run_job(lore, job.id))
                 elapsed = time.perf_counter() - started
                 counts = done.counts
                 runs.append((elapsed, counts))

@@ -29,6 +29,7 @@ import yaml
 from _common import DATA, serve_directory
 
 from api import Lore, Settings
+from api.jobs import run_job
 from crawl import canonicalize
 from retrieval import ChunkFilter
 
@@ -115,7 +116,7 @@ def retrievable(lore: Lore, page: str, op: dict[str, Any]) -> bool:
 def capture(lore: Lore, url: str, explore: bool, max_actions: int) -> dict[str, Any]:
     job = lore.submit_capture(url, explore=explore, max_actions=max_actions, run_recipe=False)
     started = time.perf_counter()
-    done = asyncio.run(lore.run_job(job.id))
+    done = asyncio.run(run_job(lore, job.id))
     if done.status != "completed":
         raise SystemExit(f"capture of {url} {done.status}: {done.error}")
     return {

@@ -191,7 +191,6 @@ class SiteCrawl:
         self._progress = progress
         self._limited = False
         self._hashes: dict[str, str] = {}  # body hash -> first URL with it
-        self._counts: dict[str, int] = {"fetched": 0, "chunks": 0, "embedded": 0}
         self._last_cancel_check = 0.0
         self._stopped = False
         self._robots_txt: bytes | None = None
@@ -240,18 +239,20 @@ class SiteCrawl:
             self._progress(self.counts())
 
     def counts(self) -> dict[str, int]:
+        """The job's counts, from the catalog (a resumed job counts what it did before)."""
         states = self.catalog.count_crawl_urls(self.job_id)
+        totals = self.catalog.crawl_totals(self.job_id)
         return {
             "discovered": sum(states.values()),
             "pending": states.get("pending", 0),
-            "fetched": self._counts["fetched"],
+            "fetched": totals["fetched"],
             "ingested": states.get("ingested", 0),
             "unchanged": states.get("unchanged", 0),
             "skipped": states.get("skipped", 0),
             "failed": states.get("failed", 0),
             "listed": states.get("listed", 0),
-            "chunks": self._counts["chunks"],
-            "embedded": self._counts["embedded"],
+            "chunks": totals["chunks"],
+            "embedded": totals["embedded"],
         }
 
     async def _seed(self, fetcher: Fetcher) -> list[CrawlUrl]:
@@ -459,7 +460,6 @@ class SiteCrawl:
         if self._check_cancelled():
             return  # stays pending; marked cancelled at the end
         response = context.http_response
-        self._counts["fetched"] += 1
         final = request.loaded_url or url
         status = response.status_code
         body = await response.read()
@@ -545,8 +545,6 @@ class SiteCrawl:
             links=links,
         )
         result = await self.sink(page)
-        self._counts["chunks"] += result.chunks
-        self._counts["embedded"] += result.embedded
         self._record(
             url,
             state=result.state,
@@ -555,14 +553,16 @@ class SiteCrawl:
             content_hash=digest,
             document_id=result.document_id,
             chunks=result.chunks,
+            embedded=result.embedded,
         )
         return result
 
     async def _failed(self, context: BasicCrawlingContext, error: Exception) -> None:
         reason = _fetch_reason(error)
-        self._counts["fetched"] += reason.startswith("http_")  # an answer, if not a page
         log.info("job %s: %s failed: %s", self.job_id, context.request.url, reason)
-        self._record(context.request.url, state="failed", reason=reason)
+        answered = reason.removeprefix("http_")  # an answer, if not a page: it counts as fetched
+        status = int(answered) if answered.isdigit() else None
+        self._record(context.request.url, state="failed", reason=reason, status_code=status)
 
     async def _skipped(self, url: str, reason: str) -> None:
         self._record(url, state="skipped", reason="robots" if reason == "robots_txt" else reason)

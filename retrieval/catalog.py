@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,6 +22,7 @@ from sqlalchemy import (
     inspect,
     select,
     text,
+    update,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -76,6 +77,7 @@ class _CrawlUrlRow(_Base):
     content_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     document_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     chunks: Mapped[int] = mapped_column(Integer, default=0)
+    embedded: Mapped[int | None] = mapped_column(Integer, nullable=True)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
@@ -126,6 +128,10 @@ class _JobRow(_Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # the runner that holds the job ("host:pid:token") and when it last said it was alive
+    claimed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    notified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,8 @@ class Job:
     created_at: datetime = field(default_factory=utcnow)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    claimed_by: str | None = None
+    heartbeat_at: datetime | None = None
 
     @property
     def finished(self) -> bool:
@@ -259,6 +267,8 @@ def _job(row: _JobRow) -> Job:
         created_at=_aware(row.created_at) or utcnow(),
         started_at=_aware(row.started_at),
         finished_at=_aware(row.finished_at),
+        claimed_by=row.claimed_by,
+        heartbeat_at=_aware(row.heartbeat_at),
     )
 
 
@@ -496,6 +506,66 @@ class Catalog:
             session.flush()
             return _job(row)
 
+    def claim_job(
+        self, job_id: str, owner: str, stale: Callable[[Job], bool] = lambda job: False
+    ) -> Job | None:
+        """Claim a queued or running job for `owner`, unless another owner holds it and
+        `stale(job)` says that owner is alive; None when it cannot be claimed. The claim is a
+        compare-and-set on the previous owner and heartbeat, so two runners never both win."""
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_JobRow, job_id)
+            if row is None or row.status not in ("queued", "running"):
+                return None
+            job = _job(row)
+            if row.claimed_by not in (None, owner) and not stale(job):
+                return None
+            result = session.execute(
+                update(_JobRow)
+                .where(
+                    _JobRow.id == job_id,
+                    _JobRow.claimed_by.is_(None)
+                    if row.claimed_by is None
+                    else _JobRow.claimed_by == row.claimed_by,
+                    _JobRow.heartbeat_at.is_(None)
+                    if row.heartbeat_at is None
+                    else _JobRow.heartbeat_at == row.heartbeat_at,
+                )
+                .values(claimed_by=owner, heartbeat_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if getattr(result, "rowcount", 0) != 1:
+                return None
+        return self.get_job(job_id)
+
+    def heartbeat(self, owner: str, job_ids: Sequence[str]) -> None:
+        """Say that `owner` is still running these jobs."""
+        if job_ids:
+            with Session(self._engine) as session, session.begin():
+                session.execute(
+                    update(_JobRow)
+                    .where(_JobRow.id.in_(job_ids), _JobRow.claimed_by == owner)
+                    .values(heartbeat_at=utcnow())
+                )
+
+    def release_jobs(self, owner: str) -> None:
+        """Give up `owner`'s unfinished jobs (a clean stop): another runner takes them at once."""
+        with Session(self._engine) as session, session.begin():
+            session.execute(
+                update(_JobRow)
+                .where(_JobRow.claimed_by == owner, _JobRow.status.in_(("queued", "running")))
+                .values(claimed_by=None, heartbeat_at=None)
+            )
+
+    def mark_notified(self, job_id: str) -> bool:
+        """Record that a job's webhook is being sent; False when it was recorded before."""
+        with Session(self._engine) as session, session.begin():
+            result = session.execute(
+                update(_JobRow)
+                .where(_JobRow.id == job_id, _JobRow.notified_at.is_(None))
+                .values(notified_at=utcnow())
+            )
+            return getattr(result, "rowcount", 0) == 1
+
     def jobs_with_status(self, *statuses: str) -> list[Job]:
         with Session(self._engine) as session:
             rows = session.scalars(
@@ -551,7 +621,10 @@ class Catalog:
 
     def set_crawl_url(self, job_id: str, url: str, **changes: Any) -> None:
         """Record what became of a URL (state, reason, status_code, content_hash, ...)."""
-        allowed = {"state", "reason", "status_code", "content_hash", "document_id", "chunks"}
+        allowed = {
+            *("state", "reason", "status_code", "content_hash", "document_id", "chunks"),
+            "embedded",
+        }
         if unknown := set(changes) - allowed:
             raise ValueError(f"cannot update crawl URL fields {sorted(unknown)}")
         if changes.get("state", "pending") not in URL_STATES:
@@ -590,6 +663,20 @@ class Catalog:
                 .group_by(_CrawlUrlRow.state)
             )
             return {state: int(n) for state, n in rows}
+
+    def crawl_totals(self, job_id: str) -> dict[str, int]:
+        """What a job's URLs add up to: answers fetched, chunks stored, chunks embedded (kept
+        in the catalog, so a job resumed after a crash, or run by several workers, counts
+        every page once)."""
+        with Session(self._engine) as session:
+            fetched, chunks, embedded = session.execute(
+                select(
+                    func.count(_CrawlUrlRow.status_code),
+                    func.coalesce(func.sum(_CrawlUrlRow.chunks), 0),
+                    func.coalesce(func.sum(_CrawlUrlRow.embedded), 0),
+                ).where(_CrawlUrlRow.job_id == job_id)
+            ).one()
+            return {"fetched": int(fetched), "chunks": int(chunks), "embedded": int(embedded or 0)}
 
     def documents_by_source(self, tenant_id: str, source: str, url_prefix: str) -> list[Document]:
         """The tenant's documents from `source` whose URL starts with `url_prefix`."""

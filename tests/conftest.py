@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from api import Lore, Settings, create_app
 from api.auth import Authenticator
 from ingest import Embedder, OnnxEmbedder, SentenceTransformerEmbedder
+from retrieval import Catalog
 
 
 @dataclass
@@ -219,3 +220,31 @@ def wait_for_job(client: TestClient, job_id: str, timeout_s: float = 60.0) -> di
             return body
         time.sleep(0.05)
     raise AssertionError(f"job {job_id} did not finish in {timeout_s}s")
+
+
+def postgres_url() -> str | None:
+    """The catalog database of the server stack, where PostgreSQL runs on 127.0.0.1."""
+    try:
+        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
+            pass
+    except OSError:
+        return None
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return None
+    return "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    else:
+        pg = postgres_url()
+        if pg is None:
+            pytest.skip("PostgreSQL is not running on 127.0.0.1:5432 (or psycopg is missing)")
+        url = pg
+    cat = Catalog(url)
+    yield cat
+    cat.close()

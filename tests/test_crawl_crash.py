@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from api import Lore, Settings
+from api.jobs import run_job
 from retrieval import ChunkFilter
 from tests.conftest import AUTH, Page, Site, lore_server
 
@@ -75,7 +76,7 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
     lore = Lore(Settings(**environment_settings(reference_dir)))  # type: ignore[arg-type]
     try:
         job = lore.submit_link(request["url"], "spider", max_pages=1000, max_depth=3)
-        done = asyncio.run(lore.run_link_job(job.id))
+        done = asyncio.run(run_job(lore, job.id))
         assert done.status == "completed" and done.counts["ingested"] == PAGES + 1
     finally:
         lore.close()
@@ -115,6 +116,9 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
         assert counts["ingested"] + counts["unchanged"] == PAGES + 1, (counts, others)  # type: ignore[index,operator]
         assert counts["unchanged"] <= 4, (counts, others)  # type: ignore[index,operator]
         assert counts["failed"] == 0 and counts["pending"] == 0, counts  # type: ignore[index]
+        # The counters are the job's, not the second process's: every page once.
+        assert counts["fetched"] == PAGES + 1, counts  # type: ignore[index]
+        assert counts["chunks"] == len(expected), counts  # type: ignore[index]
         docs = httpx.get(f"{url}/knowledge/documents", headers=AUTH).json()
         assert docs["total"] == PAGES + 1
     assert chunk_ids(data_dir) == expected

@@ -260,9 +260,9 @@ def test_health_and_openapi(make_client: Callable[..., TestClient]) -> None:
 
 def test_catalog_in_postgresql(make_client: Callable[..., TestClient]) -> None:
     """The server-stack catalog: documents and jobs in PostgreSQL, vectors in the engine."""
-    from tests.test_storage import _postgres_url
+    from tests.conftest import postgres_url
 
-    url = _postgres_url()
+    url = postgres_url()
     if url is None:
         pytest.skip("PostgreSQL is not running on 127.0.0.1:5432 (or psycopg is missing)")
     tenant = f"pg-{uuid.uuid4()}"  # the database outlives the test: isolate by tenant

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import socket
 import uuid
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -137,33 +135,6 @@ def test_a_second_process_cannot_open_a_held_store(tmp_path: Path) -> None:
     assert "Another lore process" in result.stdout
     store.close()
     assert StoreUnavailableError.__doc__
-
-
-def _postgres_url() -> str | None:
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            pass
-    except OSError:
-        return None
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return None
-    return "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'catalog.db'}"
-    else:
-        pg = _postgres_url()
-        if pg is None:
-            pytest.skip("PostgreSQL is not running on 127.0.0.1:5432 (or psycopg is missing)")
-        url = pg
-    cat = Catalog(url)
-    yield cat
-    cat.close()
 
 
 def test_catalog_documents_and_jobs(catalog: Catalog) -> None:

@@ -1,34 +1,23 @@
-"""index-link jobs: a `SiteCrawl` (crawl/) joined to ingestion (ingest/) through a page sink, the
-job row kept up to date, pages that disappeared removed after a healthy crawl, and the optional
-completion webhook."""
+"""index-link jobs: a `SiteCrawl` (crawl/) joined to ingestion (ingest/) through a page sink;
+pages that disappeared are removed after a healthy crawl."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio.to_thread
-import httpx
 
 from api.errors import status_for
-from crawl import (
-    CrawlOptions,
-    CrawlSpec,
-    CrawlSummary,
-    FetchError,
-    Page,
-    PageResult,
-    SiteCrawl,
-    check_address,
-)
+from api.jobs.base import JobRunner, Outcome
+from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
 from ingest import IngestError, SourceDocument
-from retrieval import CrawlUrl, Document, Job, NotFoundError, bytes_hash, document_id, utcnow
+from retrieval import CrawlUrl, Document, Job, NotFoundError, bytes_hash, document_id
 
 if TYPE_CHECKING:
     from api.service import Lore
@@ -113,95 +102,64 @@ class IngestSink:
         )
 
 
-@dataclass(frozen=True)
-class Webhook:
-    url: str
-    headers: dict[str, str]
+class LinkJobRunner(JobRunner):
+    """An index-link job: a `SiteCrawl` into an `IngestSink`, and the documents of earlier
+    crawls that this one did not find removed after a healthy, exhaustive crawl."""
 
+    kind = "index-link"
 
-class LinkJobRunner:
-    """Runs (or resumes) one index-link job to its end and records how it ended."""
-
-    def __init__(self, lore: Lore, job_id: str, on_progress: Callable[[Job], None] | None = None):
-        self._lore = lore
-        self._job = lore.catalog.get_job(job_id)
-        self._on_progress = on_progress
-        self._last_write = 0.0
-        self._cancelled = False
+    def __init__(
+        self, lore: Lore, job_id: str, on_progress: Callable[[Job], None] | None = None
+    ) -> None:
+        super().__init__(lore, job_id, on_progress)
+        self._crawl: SiteCrawl | None = None
 
     def options(self) -> CrawlOptions:
-        crawl = self._lore.settings.crawl
+        crawl = self.lore.settings.crawl
         return CrawlOptions(
-            fetch=self._lore.fetch_options,
+            fetch=self.lore.fetch_options,
             respect_robots=crawl.respect_robots,
             max_concurrency=crawl.max_concurrency,
             per_host_concurrency=crawl.per_host_concurrency,
             per_host_delay_s=crawl.per_host_delay_s,
             max_urls=crawl.max_urls_per_job,
             retries=crawl.retries,
-            browser=self._lore.browser_options,
+            browser=self.lore.browser_options,
         )
 
-    def _is_cancelled(self) -> bool:
-        if not self._cancelled:
-            self._cancelled = self._lore.catalog.get_job(self._job.id).status == "cancelled"
-        return self._cancelled
+    def starting(self) -> str:
+        return f"crawling {self.job.request['url']}"
+
+    def counts(self) -> dict[str, int]:
+        return self._crawl.counts() if self._crawl is not None else super().counts()
 
     def _progress(self, counts: dict[str, int]) -> None:
-        now = time.monotonic()
-        if now - self._last_write < 0.25:
-            return
-        self._last_write = now
         total = counts["discovered"] - counts["skipped"]
         done = total - counts["pending"]
-        job = self._lore.catalog.update_job(
-            self._job.id,
-            counts=counts,
-            progress=round(done / total, 4) if total else 0.0,
-            message=f"{done} of {total} URLs done",
-        )
-        if self._on_progress is not None:
-            self._on_progress(job)
+        self.progress(counts, f"{done} of {total} URLs done", done / total if total else 0.0)
 
-    async def run(self) -> Job:
-        job = self._job
-        spec = crawl_spec(job.request)
+    async def work(self) -> Outcome:
+        spec = crawl_spec(self.job.request)
         with contextlib.suppress(NotFoundError):  # a tenant without keys: the operator's own
-            tenant = self._lore.catalog.get_tenant(job.tenant_id)
+            tenant = self.lore.catalog.get_tenant(self.job.tenant_id)
             spec = replace(spec, allowed_hosts=tenant.allowed_domains)
-        if job.status != "running":
-            job = self._lore.catalog.update_job(
-                job.id, status="running", started_at=utcnow(), message=f"crawling {spec.url}"
-            )
-        crawl = SiteCrawl(
-            job.id,
+        self._crawl = crawl = SiteCrawl(
+            self.job.id,
             spec,
             self.options(),
-            self._lore.catalog,
-            IngestSink(self._lore, job),
-            cancelled=self._is_cancelled,
+            self.lore.catalog,
+            IngestSink(self.lore, self.job),
+            cancelled=self.cancelled,
             progress=self._progress,
         )
-        try:
-            summary = await crawl.run()
-        except Exception as exc:
-            log.exception("index-link job %s crashed", job.id)
-            finished = self._finish("failed", crawl.counts(), error=f"internal error: {exc}")
-        else:
-            finished = self._finish(*self._outcome(spec, summary, crawl))
-        await self._notify(finished)
-        return finished
-
-    def _outcome(
-        self, spec: CrawlSpec, summary: CrawlSummary, crawl: SiteCrawl
-    ) -> tuple[str, dict[str, int], str | None, str]:
+        summary = await crawl.run()
         counts = summary.counts
-        if summary.cancelled or self._is_cancelled():
-            return "cancelled", counts, None, "cancelled"
+        if summary.cancelled or self.cancelled():
+            return Outcome("cancelled", counts, None, "cancelled")
         attempted = counts["ingested"] + counts["unchanged"] + counts["failed"]
         removed = 0
         healthy = attempted > 0 and counts["failed"] <= attempted * (
-            self._lore.settings.crawl.healthy_share
+            self.lore.settings.crawl.healthy_share
         )
         note = ""
         if spec.strategy != "single" and not spec.map_only:
@@ -211,103 +169,33 @@ class LinkJobRunner:
                 note = " (nothing removed: the crawl was limited or mostly failed)"
         counts = {**crawl.counts(), "removed": removed}
         if counts["ingested"] + counts["unchanged"] + counts["listed"] == 0:
-            failures = self._lore.catalog.crawl_urls(self._job.id, states=("failed", "skipped"))
+            failures = self.lore.catalog.crawl_urls(self.job.id, states=("failed", "skipped"))
             why = "; ".join(f"{u.reason}: {u.url}" for u in failures[:3]) or "nothing fetched"
-            return "failed", counts, why, "failed"
+            return Outcome("failed", counts, why, "failed")
         message = (
             f"{counts['ingested']} ingested, {counts['unchanged']} unchanged, "
             f"{counts['skipped']} skipped, {counts['failed']} failed, {removed} removed{note}"
         )
-        return "completed", counts, None, message
+        return Outcome("completed", counts, None, message)
 
     def _remove_disappeared(self, crawl: SiteCrawl) -> int:
         """Delete the documents of earlier crawls of this site that this crawl did not find."""
-        job = self._job
+        job = self.job
         start = urlsplit(crawl.scope.start_url)
         prefix = "" if crawl.scope.allow_subdomains else f"{start.scheme}://{start.netloc}/"
         present = {
             u.url
-            for u in self._lore.catalog.crawl_urls(job.id)
+            for u in self.lore.catalog.crawl_urls(job.id)
             if u.state in ("ingested", "unchanged")
             or (u.state == "failed" and u.reason not in GONE)
         }
         gone = [
             doc
-            for doc in self._lore.catalog.documents_by_source(job.tenant_id, "link", prefix)
+            for doc in self.lore.catalog.documents_by_source(job.tenant_id, "link", prefix)
             if doc.url not in present and crawl.scope.reason_out(doc.url) is None
         ]
         for doc in gone:
-            self._lore.indexer.delete(job.tenant_id, doc.id)
-            if not self._lore.catalog.add_crawl_urls(job.id, [CrawlUrl(doc.url, 0, "removed")]):
-                self._lore.catalog.set_crawl_url(job.id, doc.url, state="removed")
+            self.lore.indexer.delete(job.tenant_id, doc.id)
+            if not self.lore.catalog.add_crawl_urls(job.id, [CrawlUrl(doc.url, 0, "removed")]):
+                self.lore.catalog.set_crawl_url(job.id, doc.url, state="removed")
         return len(gone)
-
-    def _finish(
-        self, status: str, counts: dict[str, int], error: str | None, message: str = ""
-    ) -> Job:
-        return finish_job(self._lore, self._job.id, status, counts, error, message)
-
-    async def _notify(self, job: Job) -> None:
-        hook = job.request.get("webhook")
-        if not hook:
-            return
-        webhook = Webhook(str(hook["url"]), dict(hook.get("headers") or {}))
-        delivered = await deliver_webhook(
-            webhook,
-            job_payload(job),
-            self._lore.fetch_options,
-            self._lore.settings.crawl.webhook_attempts,
-            self._lore.settings.crawl.webhook_backoff_s,
-        )
-        self._lore.catalog.update_job(
-            job.id, message=f"{job.message}; webhook {'delivered' if delivered else 'failed'}"
-        )
-
-
-def finish_job(
-    lore: Lore, job_id: str, status: str, counts: dict[str, int], error: str | None, message: str
-) -> Job:
-    """Record how a job ended (any kind of job)."""
-    return lore.catalog.update_job(
-        job_id,
-        status=status,
-        counts=counts,
-        error=error,
-        message=message or status,
-        progress=1.0,
-        finished_at=utcnow(),
-    )
-
-
-def job_payload(job: Job) -> dict[str, Any]:
-    return {
-        "jobId": job.id,
-        "status": job.status,
-        "counts": job.counts,
-        "error": job.error,
-        "url": job.request.get("url"),
-        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
-    }
-
-
-async def deliver_webhook(
-    hook: Webhook, payload: dict[str, Any], fetch: Any, attempts: int, backoff_s: float
-) -> bool:
-    """POST the payload; a network error or a non-2xx answer is retried with doubling delays."""
-    delay = backoff_s
-    for attempt in range(1, attempts + 1):
-        try:
-            await check_address(hook.url, fetch)
-            async with httpx.AsyncClient(timeout=fetch.timeout_s) as client:
-                response = await client.post(hook.url, json=payload, headers=hook.headers)
-            if response.is_success:
-                log.info("webhook %s delivered (attempt %d)", hook.url, attempt)
-                return True
-            why = f"HTTP {response.status_code}"
-        except (httpx.HTTPError, FetchError) as exc:
-            why = str(exc)
-        log.warning("webhook %s attempt %d/%d failed: %s", hook.url, attempt, attempts, why)
-        if attempt < attempts:
-            await asyncio.sleep(delay)
-            delay *= 2
-    return False

@@ -1,0 +1,110 @@
+"""The job worker: runs queued jobs, each claimed in the catalog by exactly one runner, which
+says it is alive (a heartbeat) while it runs them. A job whose runner stopped cleanly is
+released and taken at once; one whose runner died (SIGKILL, a lost machine) is taken when its
+process is gone (same host) or its heartbeat is `claim_ttl_s` old. Queued jobs are looked for
+at start and every few seconds, so jobs left by another process are not lost."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from api.service import Lore
+from retrieval import Job, utcnow
+
+log = logging.getLogger(__name__)
+
+Run = Callable[[Lore, str], Awaitable[Job]]
+
+
+def runner_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def stale_claim(ttl_s: float) -> Callable[[Job], bool]:
+    """Whether a job's runner is gone: a process of this host that no longer runs, or a
+    heartbeat older than `ttl_s`."""
+    host = socket.gethostname()
+
+    def stale(job: Job) -> bool:
+        owner_host, _, rest = (job.claimed_by or "").partition(":")
+        pid = rest.partition(":")[0]
+        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            return True
+        heartbeat = job.heartbeat_at
+        return heartbeat is None or utcnow() - heartbeat > timedelta(seconds=ttl_s)
+
+    return stale
+
+
+class JobWorker:
+    def __init__(self, lore: Lore, concurrency: int, run: Run, claim_ttl_s: float = 30.0) -> None:
+        self._lore = lore
+        self._run_job = run
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._concurrency = concurrency
+        self._ttl = claim_ttl_s
+        self._stale = stale_claim(claim_ttl_s)
+        self._running: set[str] = set()
+        self._queued: set[str] = set()
+        self.owner = runner_id()
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._work(), name=f"lore-worker-{n}")
+            for n in range(self._concurrency)
+        ]
+        self._tasks.append(asyncio.create_task(self._watch(), name="lore-worker-watch"))
+
+    def submit(self, job_id: str) -> None:
+        if job_id not in self._queued and job_id not in self._running:
+            self._queued.add(job_id)
+            self._queue.put_nowait(job_id)
+
+    async def _watch(self) -> None:
+        """Heartbeats for the jobs running here; jobs nobody runs put in the queue."""
+        while True:
+            self._lore.catalog.heartbeat(self.owner, sorted(self._running))
+            for job in self._lore.catalog.jobs_with_status("queued", "running"):
+                if job.claimed_by is None or (job.claimed_by != self.owner and self._stale(job)):
+                    self.submit(job.id)
+            await asyncio.sleep(min(5.0, self._ttl / 3))
+
+    async def _work(self) -> None:
+        while True:
+            job_id = await self._queue.get()
+            self._queued.discard(job_id)
+            try:
+                if self._lore.catalog.claim_job(job_id, self.owner, self._stale) is None:
+                    continue  # finished, cancelled or another runner's
+                self._running.add(job_id)
+                log.info("running job %s", job_id)
+                await self._run_job(self._lore, job_id)
+            except Exception:
+                log.exception("job %s could not be run", job_id)
+            finally:
+                self._running.discard(job_id)
+                self._queue.task_done()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        self._lore.catalog.release_jobs(self.owner)
