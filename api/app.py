@@ -13,7 +13,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.auth import Authenticator
-from api.jobs import JobWorker, run_job
+from api.jobs import JobProcess, JobWorker, run_job
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
 from api.settings import Settings
@@ -33,7 +33,11 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         instance = lore or Lore(settings)
-        worker = JobWorker(instance, settings.workers, run_job, settings.job_claim_ttl_s)
+        worker: JobProcess | JobWorker
+        if lore is None and settings.job_process:
+            worker = JobProcess(instance)  # crawls and embedding below the API's priority
+        else:  # an instance made by the caller (tests): its jobs run on this event loop
+            worker = JobWorker(instance, settings.workers, run_job, settings.job_claim_ttl_s)
         app.state.lore = instance
         app.state.auth = Authenticator(instance.catalog, settings.auth.rate_limit_per_minute)
         app.state.worker = worker

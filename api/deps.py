@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from api.auth import Authenticator, Principal
-from api.jobs import JobWorker
+from api.jobs import JobProcess, JobWorker
 from api.service import Lore
 
 
@@ -35,11 +35,11 @@ def _lore(request: Request) -> Lore:
     return scoped
 
 
-def _worker(request: Request) -> JobWorker:
-    worker: JobWorker = request.app.state.worker
+def _worker(request: Request) -> JobProcess | JobWorker:
+    worker: JobProcess | JobWorker = request.app.state.worker
     return worker
 
 
 LoreDep = Annotated[Lore, Depends(_lore)]
-WorkerDep = Annotated[JobWorker, Depends(_worker)]
+WorkerDep = Annotated[JobProcess | JobWorker, Depends(_worker)]
 Authenticated = Depends(authenticate)

@@ -263,7 +263,9 @@ class Lore:
         settings: Settings,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        store: VectorStore | None = None,
     ) -> None:
+        """`store`: another process's store (the job process writes through the API's)."""
         self.settings = settings
         # The tenant this instance acts for; a request's copy carries its key's tenant and
         # allowedDomains (None: the operator's own instance, every domain).
@@ -274,7 +276,7 @@ class Lore:
         self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_url)
         try:
-            self.store = make_store(settings, self.embedder.dim)
+            self.store = store or make_store(settings, self.embedder.dim)
         except Exception:
             self.catalog.close()
             raise

@@ -269,6 +269,11 @@ class Settings(BaseSettings):
     max_files_per_upload: int = Field(100, ge=1)
     max_k: int = Field(50, ge=1)
     workers: int = Field(2, ge=1, le=32, description="Concurrent index-link jobs.")
+    job_process: bool = Field(
+        True,
+        description="lore serve runs jobs (crawling, extraction, embedding) in a process of "
+        "their own below the API's priority; false: on the API's event loop.",
+    )
     job_claim_ttl_s: float = Field(
         30.0,
         gt=1,

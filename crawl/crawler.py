@@ -180,7 +180,10 @@ class SiteCrawl:
         sink: PageSink,
         cancelled: Callable[[], bool] = lambda: False,
         progress: Progress | None = None,
+        interrupted: Callable[[], bool] = lambda: False,
     ) -> None:
+        """`cancelled()`: the job was cancelled (its pending URLs end skipped: cancelled);
+        `interrupted()`: the process is stopping (they stay pending, for a resumed run)."""
         self.job_id = job_id
         self.spec = spec
         self.options = options
@@ -188,11 +191,12 @@ class SiteCrawl:
         self.sink = sink
         self.scope = spec.scope()
         self._cancelled = cancelled
+        self._interrupted = interrupted
         self._progress = progress
         self._limited = False
         self._hashes: dict[str, str] = {}  # body hash -> first URL with it
         self._last_cancel_check = 0.0
-        self._stopped = False
+        self._stopped: str | None = None  # "cancelled" or "interrupted"
         self._robots_txt: bytes | None = None
         # Answers lore fetched before the crawl that crawlee asks for again (robots.txt): the
         # client serves them once instead of fetching them a second time.
@@ -397,8 +401,8 @@ class SiteCrawl:
         return bool(skipped) and skipped[0].reason == NO_SITEMAP
 
     def _summary(self) -> CrawlSummary:
-        cancelled = self._stopped
-        if cancelled:
+        cancelled = self._stopped is not None
+        if self._stopped == "cancelled":
             for entry in self.catalog.crawl_urls(self.job_id, states=("pending",)):
                 self.catalog.set_crawl_url(
                     self.job_id, entry.url, state="skipped", reason="cancelled"
@@ -445,12 +449,15 @@ class SiteCrawl:
 
     def _check_cancelled(self) -> bool:
         now = time.monotonic()
-        if not self._stopped and now - self._last_cancel_check > 0.5:
+        if self._stopped is None and self._interrupted():
+            self._stopped = "interrupted"
+            self._crawlee.stop("the process is stopping")
+        elif self._stopped is None and now - self._last_cancel_check > 0.5:
             self._last_cancel_check = now
             if self._cancelled():
-                self._stopped = True
+                self._stopped = "cancelled"
                 self._crawlee.stop("the job was cancelled")
-        return self._stopped
+        return self._stopped is not None
 
     async def _handle(self, context: BeautifulSoupCrawlingContext) -> None:
         request = context.request

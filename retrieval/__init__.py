@@ -17,6 +17,7 @@ from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RerankerError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
 from retrieval.qdrant import QdrantStore
+from retrieval.remote import RemoteStore, StoreServer
 from retrieval.rerank import CrossEncoderReranker, Reranker
 from retrieval.store import VectorStore
 from retrieval.types import (
@@ -46,12 +47,14 @@ __all__ = [
     "NotFoundError",
     "Phase",
     "QdrantStore",
+    "RemoteStore",
     "Reranker",
     "RerankerError",
     "RetrievalError",
     "SearchMode",
     "SearchQuery",
     "SiteModel",
+    "StoreServer",
     "StoreUnavailableError",
     "Tenant",
     "VectorStore",

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     delete,
+    event,
     func,
     inspect,
     select,
@@ -286,12 +287,23 @@ def _add_missing_columns(engine: Engine) -> None:
                     )
 
 
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
 class Catalog:
     """Documents and jobs in any SQLAlchemy database (`sqlite:///...`, `postgresql+psycopg://...`)."""
 
     def __init__(self, url: str) -> None:
         try:
             self._engine: Engine = create_engine(url, pool_pre_ping=True)
+            if self._engine.dialect.name == "sqlite":
+                # The API and lore's job process write one catalog: readers do not block the
+                # writer, and a writer waits for another instead of failing at once.
+                event.listen(self._engine, "connect", _sqlite_pragmas)
             _Base.metadata.create_all(self._engine)
             _add_missing_columns(self._engine)
         except SQLAlchemyError as exc:

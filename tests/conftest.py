@@ -176,20 +176,23 @@ AUTH = {"Authorization": f"Bearer {TEST_KEY}"}
 
 
 @contextmanager
-def lore_server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """`lore serve` in its own process on a free port of 127.0.0.1 with `env`; stopped (if
-    still running) when the block ends."""
+def lore_server(
+    env: dict[str, str], output: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """`lore serve` in its own process on a free port of 127.0.0.1 with `env` (its output
+    written to `output` when given); stopped (if still running) when the block ends."""
     env = {
         "LORE_AUTH__BOOTSTRAP_KEY": TEST_KEY,
         "LORE_API_KEY": TEST_KEY,
         **env,
         "LORE_PORT": str(free_port()),
     }
+    sink = output.open("a") if output is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+        [sys.executable, "-m", "api.cli", "serve", "--log-level", "info"],
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=sink,
+        stderr=sink,
         text=True,
     )
     url = f"http://127.0.0.1:{env['LORE_PORT']}"
@@ -210,6 +213,8 @@ def lore_server(env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str
         if proc.poll() is None:
             proc.terminate()
             proc.wait(timeout=30)
+        if output is not None:
+            sink.close()  # type: ignore[union-attr]
 
 
 def wait_for_job(client: TestClient, job_id: str, timeout_s: float = 60.0) -> dict[str, object]:

@@ -39,11 +39,18 @@ class JobRunner(ABC):
     kind: ClassVar[str]
 
     def __init__(
-        self, lore: Lore, job_id: str, on_progress: Callable[[Job], None] | None = None
+        self,
+        lore: Lore,
+        job_id: str,
+        on_progress: Callable[[Job], None] | None = None,
+        interrupted: Callable[[], bool] = lambda: False,
     ) -> None:
+        """`interrupted()`: the runner's process is stopping; the job stops at the next page
+        and is left unfinished, to be resumed."""
         self.lore = lore
         self.job = lore.catalog.get_job(job_id)
         self._on_progress = on_progress
+        self._interrupted = interrupted
         self._last_write = 0.0
         self._cancelled = False
 
@@ -65,8 +72,13 @@ class JobRunner(ABC):
         try:
             outcome = await self.work()
         except Exception as exc:
+            if self.interrupted():
+                return self.lore.catalog.get_job(self.job.id)
             log.exception("%s job %s crashed", self.kind, self.job.id)
             outcome = Outcome("failed", self.counts(), f"internal error: {exc}", "failed")
+        if self.interrupted():  # stopped, not finished: the next runner resumes it
+            log.info("%s job %s interrupted; it resumes at the next start", self.kind, self.job.id)
+            return self.lore.catalog.get_job(self.job.id)
         job = self.lore.catalog.update_job(
             self.job.id,
             status=outcome.status,
@@ -80,6 +92,11 @@ class JobRunner(ABC):
 
     def starting(self) -> str:
         return f"running {self.kind}"
+
+    def interrupted(self) -> bool:
+        """Whether this runner's process is stopping (or its task was cancelled)."""
+        task = asyncio.current_task()
+        return self._interrupted() or (task is not None and task.cancelling() > 0)
 
     def cancelled(self) -> bool:
         """Whether the job was cancelled (asked of the catalog until it says so)."""

@@ -109,9 +109,13 @@ class LinkJobRunner(JobRunner):
     kind = "index-link"
 
     def __init__(
-        self, lore: Lore, job_id: str, on_progress: Callable[[Job], None] | None = None
+        self,
+        lore: Lore,
+        job_id: str,
+        on_progress: Callable[[Job], None] | None = None,
+        interrupted: Callable[[], bool] = lambda: False,
     ) -> None:
-        super().__init__(lore, job_id, on_progress)
+        super().__init__(lore, job_id, on_progress, interrupted)
         self._crawl: SiteCrawl | None = None
 
     def options(self) -> CrawlOptions:
@@ -151,9 +155,12 @@ class LinkJobRunner(JobRunner):
             IngestSink(self.lore, self.job),
             cancelled=self.cancelled,
             progress=self._progress,
+            interrupted=self.interrupted,
         )
         summary = await crawl.run()
         counts = summary.counts
+        if self.interrupted():  # not an outcome: `run` leaves the job to be resumed
+            return Outcome("running", counts)
         if summary.cancelled or self.cancelled():
             return Outcome("cancelled", counts, None, "cancelled")
         attempted = counts["ingested"] + counts["unchanged"] + counts["failed"]

@@ -19,7 +19,7 @@ from retrieval import Job, utcnow
 
 log = logging.getLogger(__name__)
 
-Run = Callable[[Lore, str], Awaitable[Job]]
+Run = Callable[[Lore, str, None, Callable[[], bool]], Awaitable[Job]]
 
 
 def runner_id() -> str:
@@ -64,6 +64,7 @@ class JobWorker:
         self._running: set[str] = set()
         self._queued: set[str] = set()
         self.owner = runner_id()
+        self._stopping = asyncio.Event()
 
     def start(self) -> None:
         self._tasks = [
@@ -90,19 +91,27 @@ class JobWorker:
         while True:
             job_id = await self._queue.get()
             self._queued.discard(job_id)
+            if self._stopping.is_set():
+                continue
             try:
                 if self._lore.catalog.claim_job(job_id, self.owner, self._stale) is None:
                     continue  # finished, cancelled or another runner's
                 self._running.add(job_id)
                 log.info("running job %s", job_id)
-                await self._run_job(self._lore, job_id)
+                await self._run_job(self._lore, job_id, None, self._stopping.is_set)
             except Exception:
                 log.exception("job %s could not be run", job_id)
             finally:
                 self._running.discard(job_id)
                 self._queue.task_done()
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 3.0) -> None:
+        """Stop: running jobs stop at their next page (within `grace_s`, else their tasks are
+        cancelled) and are released unfinished, for the next runner to resume."""
+        self._stopping.set()
+        deadline = asyncio.get_running_loop().time() + grace_s
+        while self._running and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

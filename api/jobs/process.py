@@ -1,0 +1,124 @@
+"""`lore serve`'s jobs in a process of their own, below the API's priority.
+
+Crawling, extraction and embedding are CPU work in Python: on the API's event loop (or its
+threads, which share the interpreter lock) they made `/agent/context` 4.9x slower at p95
+while a crawl ran (benchmarks/agent_latency_under_crawl.py). The job process runs them with
+its own interpreter at a lower OS priority (`nice`), so the agent's requests come first on a
+busy machine. It opens the catalog itself; the vector store it writes through the API process
+(`retrieval.RemoteStore`), since a Qdrant Edge shard is opened by one process.
+
+Stopping (SIGTERM, Ctrl-C to `lore serve`): the job process is asked to stop, its running jobs
+are cancelled and released (they stay `running`, their unfinished pages `pending`, and the next
+start resumes them), and after `grace_s` it is killed. A job process whose parent died sees
+its control pipe close and stops the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import signal
+import threading
+from multiprocessing.connection import Connection
+from typing import Any
+
+from api.jobs.registry import run_job
+from api.jobs.worker import JobWorker
+from api.service import Lore
+from api.settings import Settings
+from retrieval import RemoteStore, StoreServer
+
+log = logging.getLogger(__name__)
+
+NICENESS = 10
+
+
+class JobProcess:
+    """The parent's handle: starts the job process, serves it the store, sends it jobs."""
+
+    def __init__(self, lore: Lore, grace_s: float = 5.0) -> None:
+        self._lore = lore
+        self._grace_s = grace_s
+        context = multiprocessing.get_context("spawn")
+        self._store_pipe, child_store = context.Pipe()
+        self._control, child_control = context.Pipe()
+        self._process = context.Process(
+            target=_main,
+            args=(lore.settings.model_dump(), child_store, child_control, _log_level()),
+            name="lore-jobs",
+            daemon=True,
+        )
+        self._server = StoreServer(lore.store, self._store_pipe)
+        self._child_ends = (child_store, child_control)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def start(self) -> None:
+        self._process.start()
+        for end in self._child_ends:
+            end.close()  # the child holds them now: its death closes the pipes here
+        self._server.start()
+        log.info("job process %s started (nice +%d)", self._process.pid, NICENESS)
+
+    def submit(self, job_id: str) -> None:
+        try:
+            self._control.send(("submit", job_id))
+        except OSError:  # the job process is gone; the next start resumes the job
+            log.warning("job %s queued, but the job process is not running", job_id)
+
+    async def stop(self) -> None:
+        if self._process.is_alive():
+            with contextlib.suppress(OSError):
+                self._control.send(("stop", None))
+            await asyncio.to_thread(self._process.join, self._grace_s)
+        if self._process.is_alive():
+            log.warning("job process did not stop within %.0f s: killed", self._grace_s)
+            self._process.kill()
+            await asyncio.to_thread(self._process.join, 5)
+        self._control.close()
+        self._store_pipe.close()
+
+
+def _log_level() -> int:
+    return logging.getLogger().getEffectiveLevel()
+
+
+def _main(settings: dict[str, Any], store: Connection, control: Connection, log_level: int) -> None:
+    """The job process: a `JobWorker` over a `Lore` whose store is the parent's."""
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C reaches the whole group: the parent decides
+    os.nice(NICENESS)
+    logging.basicConfig(level=log_level, format="%(levelname)s %(name)s [jobs]: %(message)s")
+    lore = Lore(Settings(**settings), store=RemoteStore(store))
+    try:
+        asyncio.run(_serve(lore, control))
+    finally:
+        lore.close()
+
+
+async def _serve(lore: Lore, control: Connection) -> None:
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    settings = lore.settings
+    worker = JobWorker(lore, settings.workers, run_job, settings.job_claim_ttl_s)
+
+    def read() -> None:
+        while True:
+            try:
+                kind, job_id = control.recv()
+            except (EOFError, OSError):  # the parent is gone
+                kind, job_id = "stop", None
+            if kind == "stop":
+                loop.call_soon_threadsafe(stopping.set)
+                return
+            loop.call_soon_threadsafe(worker.submit, job_id)
+
+    worker.start()
+    threading.Thread(target=read, name="lore-jobs-control", daemon=True).start()
+    await stopping.wait()
+    await worker.stop()
