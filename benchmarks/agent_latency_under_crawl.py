@@ -2,22 +2,26 @@
 against `lore serve` as a user runs it (a process of its own, the embedded default).
 
     python benchmarks/agent_latency_under_crawl.py [--pages 100] [--scale 100000]
-        [--crawl-pages 300] [--queries 200]
+        [--crawl-pages 300] [--queries 200] [--interval 0.1] [--data-cache DIR]
 
 The data directory is built first (as resolve_bench does: `--pages` real pages, filled to
 `--scale` chunks with perturbed copies), then `lore serve` starts on it and a static server on
 127.0.0.1 serves the crawled site (the Python docs from python3.11-doc). One client asks
-/agent/context one call after another: `--queries` calls idle, then as many as fit while a
-`--crawl-pages` spider crawl of the site runs. Prints p50/p95/max idle and during, the ratio of
-the p95s (target <= 1.5), the crawl's pages/s and the peak resident memory of all of lore's
-processes together (sampled every 0.2 s).
+/agent/context every `--interval` seconds (0.1: ten agents that each ask once a second, as an
+agent does between model calls; 0: one call after another, the API never idle): `--queries`
+calls idle, then as many as fit while a `--crawl-pages` spider crawl of the site runs.
+`--data-cache DIR` keeps the prepared data directory there and starts later runs from a copy.
+Prints p50/p95/max idle and during, the ratio of the p95s (target <= 1.5), the crawl's pages/s
+and the peak resident memory of all of lore's processes together (sampled every 0.2 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -81,11 +85,13 @@ class Memory(threading.Thread):
             self.peak = max(self.peak, rss)
 
 
-def ask(client: httpx.Client, call: tuple) -> float:
+def ask(client: httpx.Client, call: tuple, interval: float = 0.0) -> float:
     url, query, goal = call
     start = time.perf_counter()
     client.post("/agent/context", json={"url": url, "query": query, "goal": goal, "k": 8})
-    return time.perf_counter() - start
+    took = time.perf_counter() - start
+    time.sleep(max(0.0, interval - took))
+    return took
 
 
 def main() -> None:
@@ -95,10 +101,20 @@ def main() -> None:
     parser.add_argument("--scale", type=int, default=100_000)
     parser.add_argument("--crawl-pages", type=int, default=300)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--interval", type=float, default=0.1)
+    parser.add_argument("--data-cache", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        key, calls = prepare_data(data, args.corpus, args.pages, args.scale)
+        cache = args.data_cache
+        if cache is not None and (cache / "calls.json").is_file():
+            shutil.copytree(cache / "data", data)
+            key, calls = json.loads((cache / "calls.json").read_text())
+        else:
+            key, calls = prepare_data(data, args.corpus, args.pages, args.scale)
+            if cache is not None:
+                shutil.copytree(data, cache / "data")
+                (cache / "calls.json").write_text(json.dumps([key, calls]))
         site_port, api_port = free_port(), free_port()
         site = subprocess.Popen(
             [sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1"],
@@ -137,7 +153,9 @@ def main() -> None:
                     time.sleep(0.5)
                 for call in calls[:20]:  # warm-up
                     ask(client, call)
-                idle = [ask(client, calls[i % len(calls)]) for i in range(args.queries)]
+                idle = [
+                    ask(client, calls[i % len(calls)], args.interval) for i in range(args.queries)
+                ]
                 idle_peak = memory.peak
                 job = client.post(
                     "/knowledge/index-link",
@@ -150,7 +168,7 @@ def main() -> None:
                 ).json()["jobId"]
                 started, during, i, status = time.monotonic(), [], 0, {}
                 while True:
-                    during.append(ask(client, calls[i % len(calls)]))
+                    during.append(ask(client, calls[i % len(calls)], args.interval))
                     i += 1
                     if i % 10 == 0:
                         status = client.get(f"/knowledge/jobs/{job}").json()
@@ -168,6 +186,7 @@ def main() -> None:
             site.terminate()
         counts = status.get("counts", {})
         pages = counts.get("ingested", 0) + counts.get("unchanged", 0)
+        print(f"one call every {args.interval:.2f} s")
         print(f"idle:         {summary_ms(idle)}")
         print(f"during crawl: {summary_ms(during)}")
         ratio = percentile(during, 95) / percentile(idle, 95)

@@ -5,6 +5,7 @@ Both must keep the same data and return the same ids in the same order for the s
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -18,7 +19,10 @@ from retrieval import (
     ChunkFilter,
     EdgeStore,
     QdrantStore,
+    RemoteStore,
     SearchQuery,
+    StoreServer,
+    StoreUnavailableError,
     VectorStore,
     chunk_id,
     content_hash,
@@ -85,18 +89,49 @@ def corpus(embedder: Embedder) -> list[Chunk]:
     return chunks
 
 
-@pytest.fixture(params=["edge", "qdrant-client"])
+@pytest.fixture(params=["edge", "qdrant-client", "remote"])
 def store(
     request: pytest.FixtureRequest, tmp_path: Path, real_embedder: Embedder
 ) -> Iterator[VectorStore]:
     made: VectorStore
+    owner: VectorStore | None = None
     if request.param == "edge":
         made = EdgeStore(tmp_path / "vectors", real_embedder.dim)
-    else:
+    elif request.param == "qdrant-client":
         made = QdrantStore(real_embedder.dim, location=":memory:")
+    else:  # the job process's view of the API's shard: every call over a real pipe
+        owner = EdgeStore(tmp_path / "vectors", real_embedder.dim)
+        near, far = multiprocessing.Pipe()
+        StoreServer(owner, far).start()
+        made = RemoteStore(near)
     made.upsert(corpus(real_embedder))
     yield made
     made.close()
+    if owner is not None:
+        owner.close()
+
+
+def test_a_remote_store_raises_the_owners_errors_and_reports_a_lost_owner(
+    tmp_path: Path,
+) -> None:
+    owner = EdgeStore(tmp_path / "vectors", 4)
+    near, far = multiprocessing.Pipe()
+    server = StoreServer(owner, far)
+    server.start()
+    remote = RemoteStore(near)
+    try:
+        with pytest.raises(Exception) as raised:
+            remote.search(SearchQuery("x", [1.0, 0.0], ChunkFilter(), 3))  # the wrong size
+        assert not isinstance(raised.value, StoreUnavailableError)
+        assert remote.count(ChunkFilter()) == 0  # the connection still serves
+    finally:
+        remote.close()
+        server.join(5)
+        owner.close()
+    orphan, gone = multiprocessing.Pipe()
+    gone.close()  # the owner's end, as when its process died
+    with pytest.raises(StoreUnavailableError, match="owns the store is gone"):
+        RemoteStore(orphan).count(ChunkFilter())
 
 
 @pytest.fixture

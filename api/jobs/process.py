@@ -33,6 +33,7 @@ from retrieval import RemoteStore, StoreServer
 log = logging.getLogger(__name__)
 
 NICENESS = 10
+STOP_S = 4.0  # the job process's own limit for stopping its jobs (the parent waits grace_s)
 
 
 class JobProcess:
@@ -89,16 +90,12 @@ def _log_level() -> int:
 
 def _main(settings: dict[str, Any], store: Connection, control: Connection, log_level: int) -> None:
     """The job process: a `JobWorker` over a `Lore` whose store is the parent's."""
-    signal.signal(
-        signal.SIGINT, signal.SIG_IGN
-    )  # Ctrl-C reaches the whole group: the parent decides
+    # Ctrl-C reaches the whole process group: the parent decides when the jobs stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
     logging.basicConfig(level=log_level, format="%(levelname)s %(name)s [jobs]: %(message)s")
     lore = Lore(Settings(**settings), store=RemoteStore(store))
-    try:
-        asyncio.run(_serve(lore, control))
-    finally:
-        lore.close()
+    asyncio.run(_serve(lore, control))
 
 
 async def _serve(lore: Lore, control: Connection) -> None:
@@ -121,4 +118,12 @@ async def _serve(lore: Lore, control: Connection) -> None:
     worker.start()
     threading.Thread(target=read, name="lore-jobs-control", daemon=True).start()
     await stopping.wait()
-    await worker.stop()
+    stop = asyncio.ensure_future(worker.stop())
+    await asyncio.wait({stop}, timeout=STOP_S)
+    if not stop.done():  # a crawl that does not let go: its pages stay pending
+        log.warning("jobs did not stop within %.0f s; they resume at the next start", STOP_S)
+        lore.catalog.release_jobs(worker.owner)
+    lore.close()
+    logging.shutdown()
+    # Not asyncio's own shutdown: it would wait for whatever task does not let go.
+    os._exit(0)

@@ -114,6 +114,7 @@ class JobWorker:
             await asyncio.sleep(0.05)
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:  # a crawl that swallows its cancellation is not waited for
+            await asyncio.wait(self._tasks, timeout=grace_s)
         self._tasks = []
         self._lore.catalog.release_jobs(self.owner)
