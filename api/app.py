@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from api import errors
 from api.auth import Authenticator
 from api.jobs import JobProcess, JobWorker, run_job
+from api.ratelimit import rate_limiter
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
 from api.settings import Settings
@@ -39,7 +40,10 @@ def create_app(
         else:  # an instance made by the caller (tests): its jobs run on this event loop
             worker = JobWorker(instance, settings.workers, run_job, settings.job_claim_ttl_s)
         app.state.lore = instance
-        app.state.auth = Authenticator(instance.catalog, settings.auth.rate_limit_per_minute)
+        limiter = rate_limiter(settings.redis_url)
+        app.state.auth = Authenticator(
+            instance.catalog, settings.auth.rate_limit_per_minute, limiter
+        )
         app.state.worker = worker
         worker.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
@@ -51,6 +55,7 @@ def create_app(
             if announce_url:
                 settings.server_file.unlink(missing_ok=True)
             await worker.stop()
+            limiter.close()
             if lore is None:
                 instance.close()
 

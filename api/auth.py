@@ -4,8 +4,9 @@ A key is `lore_` and 43 random URL-safe characters, shown once when it is made; 
 keeps its SHA-256 (a random 256-bit key needs no slow hash) and its first characters, to tell
 keys apart. Every route but `/healthz` and the API docs needs `Authorization: Bearer <key>`:
 401 when it is missing, unknown or revoked; the key's tenant scopes everything the request
-reads and writes. Each key has a token bucket (its own limit, else the default per minute):
-429 with `Retry-After` when it is empty. Lookups are cached for a few seconds, so a key revoked
+reads and writes. Each key has a token bucket (its own limit, else the default per minute;
+in Redis when several API processes share it, see `api.ratelimit`): 429 with `Retry-After`
+when it is empty. Lookups are cached for a few seconds, so a key revoked
 from another process stops working within that time (at once in this one)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from api.errors import ApiError
+from api.ratelimit import LocalRateLimiter, RateLimiter
 from crawl import host_matches
 from retrieval import ApiKey, Catalog, NotFoundError, Tenant
 
@@ -55,30 +57,14 @@ class Principal:
     tenant: Tenant
 
 
-class _Bucket:
-    def __init__(self, per_minute: int) -> None:
-        self.capacity = float(per_minute)
-        self.tokens = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.stamp = time.monotonic()
-
-    def take(self) -> float:
-        """0 when a request may go now, else the seconds until one may."""
-        now = time.monotonic()
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) / self.rate
-
-
 class Authenticator:
-    def __init__(self, catalog: Catalog, default_per_minute: int) -> None:
+    def __init__(
+        self, catalog: Catalog, default_per_minute: int, limiter: RateLimiter | None = None
+    ) -> None:
         self._catalog = catalog
         self._default = default_per_minute
+        self._limiter = limiter or LocalRateLimiter()
         self._cache: dict[str, tuple[float, Principal | None]] = {}
-        self._buckets: dict[str, _Bucket] = {}
         self._lock = threading.Lock()
 
     def create_key(
@@ -155,8 +141,4 @@ class Authenticator:
         return principal
 
     def _take(self, key: ApiKey) -> float:
-        with self._lock:
-            bucket = self._buckets.get(key.id)
-            if bucket is None:
-                bucket = self._buckets[key.id] = _Bucket(key.rate_limit or self._default)
-            return bucket.take()
+        return self._limiter.take(key.id, key.rate_limit or self._default)

@@ -252,6 +252,11 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL of the catalog; default sqlite in data_dir. "
         "e.g. postgresql+psycopg://user@host/db",
     )
+    redis_url: str | None = Field(
+        None,
+        description="Redis shared by several API processes (rate limits), e.g. "
+        "redis://127.0.0.1:6379/0; default: each process counts its own.",
+    )
     tenant: str = Field(
         "default",
         min_length=1,

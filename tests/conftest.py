@@ -3,6 +3,7 @@ lore app on a temporary data directory."""
 
 from __future__ import annotations
 
+import secrets
 import socket
 import subprocess
 import sys
@@ -253,3 +254,37 @@ def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]
     cat = Catalog(url)
     yield cat
     cat.close()
+
+
+@pytest.fixture
+def scratch_postgres() -> Iterator[str]:
+    """A PostgreSQL database of its own for this test (several lore processes share it as
+    their catalog), dropped afterwards."""
+    pg = postgres_url()
+    if pg is None:
+        pytest.skip("PostgreSQL is not running on 127.0.0.1:5432 (or psycopg is missing)")
+    import psycopg
+
+    name = f"lore_test_{secrets.token_hex(6)}"
+    admin = pg.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield pg.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def redis_url() -> str | None:
+    """Redis of the server stack, where it runs on 127.0.0.1:6379."""
+    try:
+        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
+            pass
+    except OSError:
+        return None
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        return None
+    return "redis://127.0.0.1:6379/0"
