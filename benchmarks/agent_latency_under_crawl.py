@@ -18,71 +18,15 @@ and the peak resident memory of all of lore's processes together (sampled every 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import random
-import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import httpx
-import psutil
 from _common import default_corpus, percentile, summary_ms
-from resolve_bench import build, fill
-
-from api import Lore, Settings
-from api.auth import Authenticator
-from retrieval import ChunkFilter
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def prepare_data(data: Path, corpus: Path, pages: int, scale: int) -> tuple[str, list[tuple]]:
-    """Index `pages` pages, fill to `scale` chunks; returns an API key and the calls to make."""
-    rng = random.Random(7)
-    lore = Lore(Settings(data_dir=data))
-    try:
-        build(lore, corpus, pages)
-        chunks = lore.store.scroll(ChunkFilter(tenant_ids=(lore.tenant,)), 10**6)
-        fill(lore, scale, rng)
-        key, _ = Authenticator(lore.catalog, 600).create_key(lore.tenant, "bench", rate_limit=10**6)
-        calls = [
-            (c.url, " ".join(c.text.split()[:12]), " ".join(c.text.split()[:6]))
-            for c in rng.sample(chunks, min(400, len(chunks)))
-        ]
-        print(f"data: {lore.store.count(ChunkFilter(include_superseded=True))} chunks")
-    finally:
-        lore.close()
-    return key, calls
-
-
-class Memory(threading.Thread):
-    """Peak resident memory of a process and all its children."""
-
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.root = psutil.Process(pid)
-        self.peak = 0
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.wait(0.2):
-            try:
-                tree = [self.root, *self.root.children(recursive=True)]
-                rss = sum(p.memory_info().rss for p in tree if p.is_running())
-            except psutil.Error:
-                continue
-            self.peak = max(self.peak, rss)
+from _served import Memory, free_port, lore_serve, prepared_data
 
 
 def ask(client: httpx.Client, call: tuple, interval: float = 0.0) -> float:
@@ -106,83 +50,48 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
-        cache = args.data_cache
-        if cache is not None and (cache / "calls.json").is_file():
-            shutil.copytree(cache / "data", data)
-            key, calls = json.loads((cache / "calls.json").read_text())
-        else:
-            key, calls = prepare_data(data, args.corpus, args.pages, args.scale)
-            if cache is not None:
-                shutil.copytree(data, cache / "data")
-                (cache / "calls.json").write_text(json.dumps([key, calls]))
-        site_port, api_port = free_port(), free_port()
+        key, calls = prepared_data(data, args.corpus, args.pages, args.scale, args.data_cache)
+        site_port = free_port()
         site = subprocess.Popen(
             [sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1"],
             cwd=args.corpus,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        env = {
-            **os.environ,
-            "LORE_DATA_DIR": str(data),
-            "LORE_FETCH__ALLOW_PRIVATE_ADDRESSES": "true",
-        }
-        lore_bin = str(Path(sys.executable).with_name("lore"))
-        server = subprocess.Popen(
-            [lore_bin, "serve", "--port", str(api_port), "--log-level", "warning"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        memory = Memory(server.pid)
-        memory.start()
-        base = f"http://127.0.0.1:{api_port}"
         try:
-            with httpx.Client(
-                base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
-            ) as client:
-                deadline = time.monotonic() + 300
-                while True:
-                    try:
-                        if client.get("/healthz").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise SystemExit("lore serve did not start")
-                    time.sleep(0.5)
-                for call in calls[:20]:  # warm-up
-                    ask(client, call)
-                idle = [
-                    ask(client, calls[i % len(calls)], args.interval) for i in range(args.queries)
-                ]
-                idle_peak = memory.peak
-                job = client.post(
-                    "/knowledge/index-link",
-                    json={
-                        "url": f"http://127.0.0.1:{site_port}/index.html",
-                        "strategy": "spider",
-                        "maxPages": args.crawl_pages,
-                        "maxDepth": 10,
-                    },
-                ).json()["jobId"]
-                started, during, i, status = time.monotonic(), [], 0, {}
-                while True:
-                    during.append(ask(client, calls[i % len(calls)], args.interval))
-                    i += 1
-                    if i % 10 == 0:
-                        status = client.get(f"/knowledge/jobs/{job}").json()
-                        if status["status"] not in ("queued", "running"):
-                            break
-                crawl_s = time.monotonic() - started
+            with lore_serve(data) as (base, server):
+                memory = Memory(server.pid)
+                memory.start()
+                with httpx.Client(
+                    base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+                ) as client:
+                    for call in calls[:20]:  # warm-up
+                        ask(client, call)
+                    idle = [
+                        ask(client, calls[i % len(calls)], args.interval)
+                        for i in range(args.queries)
+                    ]
+                    idle_peak = memory.peak
+                    job = client.post(
+                        "/knowledge/index-link",
+                        json={
+                            "url": f"http://127.0.0.1:{site_port}/index.html",
+                            "strategy": "spider",
+                            "maxPages": args.crawl_pages,
+                            "maxDepth": 10,
+                        },
+                    ).json()["jobId"]
+                    started, during, i, status = time.monotonic(), [], 0, {}
+                    while True:
+                        during.append(ask(client, calls[i % len(calls)], args.interval))
+                        i += 1
+                        if i % 10 == 0:
+                            status = client.get(f"/knowledge/jobs/{job}").json()
+                            if status["status"] not in ("queued", "running"):
+                                break
+                    crawl_s = time.monotonic() - started
+                memory.stop.set()
         finally:
-            memory.stop.set()
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                print("lore serve did not stop within 30 s of SIGTERM (killed)")
             site.terminate()
         counts = status.get("counts", {})
         pages = counts.get("ingested", 0) + counts.get("unchanged", 0)
