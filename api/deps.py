@@ -23,8 +23,9 @@ def authenticate(request: Request) -> Principal | None:
     return principal
 
 
-def _lore(request: Request) -> Lore:
-    """The app's lore, scoped to the caller's tenant (a shallow copy: the same engine)."""
+async def _lore(request: Request) -> Lore:
+    """The app's lore, scoped to the caller's tenant (a shallow copy: the same engine). Async,
+    as `_worker`: a plain function would cost every request a trip through the thread pool."""
     lore: Lore = request.app.state.lore
     principal: Principal | None = getattr(request.state, "principal", None)
     if principal is None:
@@ -35,7 +36,7 @@ def _lore(request: Request) -> Lore:
     return scoped
 
 
-def _worker(request: Request) -> JobProcess | JobWorker:
+async def _worker(request: Request) -> JobProcess | JobWorker:
     worker: JobProcess | JobWorker = request.app.state.worker
     return worker
 

@@ -8,7 +8,8 @@ The data directory is built as agent_latency_under_crawl.py builds it (`--data-c
 it). One client asks for 15 s, then `--clients` clients (one asyncio loop, each one call
 after another) for `--seconds`. Prints answers/s, p50/p95/p99, errors and the CPU the server's
 processes used per answer (target: >= 150 answers/s and p95 <= 300 ms at 50 clients). With
-`--profile FILE`, py-spy records the server during the concurrent run (a flame graph in SVG).
+`--profile FILE`, py-spy records where the server's interpreter lock goes during the
+concurrent run (what serialises the answers): a flame graph, or collapsed stacks for FILE.txt.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--data-cache", type=Path)
-    parser.add_argument("--profile", type=Path, help="py-spy flame graph of the server (SVG)")
+    parser.add_argument("--profile", type=Path, help="py-spy profile of the server (SVG, or .txt)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
@@ -99,7 +100,9 @@ def main() -> None:
             if args.profile:
                 py_spy = str(Path(sys.executable).with_name("py-spy"))
                 record = ["record", "--pid", str(server.pid), "--output", str(args.profile)]
-                options = ["--duration", str(int(args.seconds)), "--rate", "50", "--threads"]
+                options = ["--duration", str(int(args.seconds)), "--rate", "50", "--gil"]
+                if args.profile.suffix == ".txt":  # collapsed stacks, for reading as text
+                    options += ["--format", "raw"]
                 spy = subprocess.Popen(
                     [py_spy, *record, *options],
                     stdout=subprocess.DEVNULL,

@@ -55,7 +55,16 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     words = _WORD.findall(text.lower())
     if len(words) < 3:
         return {tuple(words)}
-    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
+    return set(zip(words, words[1:], words[2:], strict=False))
+
+
+def _similar(a: set[tuple[str, ...]], b: set[tuple[str, ...]], threshold: float) -> bool:
+    """Jaccard(a, b) >= threshold; sets whose sizes alone rule it out are not intersected."""
+    small, large = sorted((len(a), len(b)))
+    if not large or small < threshold * large:
+        return False
+    common = len(a & b)
+    return common / (len(a) + len(b) - common) >= threshold
 
 
 def _newer(a: Chunk, b: Chunk) -> bool:
@@ -72,8 +81,7 @@ def collapse_duplicates(hits: list[Hit], threshold: float) -> list[Hit]:
     for hit in hits:
         mine = _shingles(hit.chunk.text)
         for index, other in enumerate(kept):
-            union = mine | shingles[index]
-            if union and len(mine & shingles[index]) / len(union) >= threshold:
+            if _similar(mine, shingles[index], threshold):
                 if _newer(hit.chunk, other.chunk):
                     kept[index] = Hit(hit.chunk, max(hit.score, other.score))
                     shingles[index] = mine
