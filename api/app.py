@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI
 
 from api import errors
@@ -45,6 +46,9 @@ def create_app(
             instance.catalog, settings.auth.rate_limit_per_minute, limiter
         )
         app.state.worker = worker
+        app.state.searches = anyio.CapacityLimiter(
+            settings.search.concurrency or os.cpu_count() or 2
+        )
         worker.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
         if announce_url:

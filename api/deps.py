@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Annotated
 
+import anyio
 from fastapi import Depends, Request
 
 from api.auth import Authenticator, Principal
@@ -41,6 +42,15 @@ async def _worker(request: Request) -> JobProcess | JobWorker:
     return worker
 
 
+async def _searches(request: Request) -> anyio.CapacityLimiter:
+    """Threads computing searches at once: the Qdrant Edge shard and the Python around it hold
+    the GIL, so more threads only take turns at random (at 50 clients: p99 1.1 s with 40, 0.5 s
+    with one per core, and 10 % more answers/s); waiting requests are served in order."""
+    searches: anyio.CapacityLimiter = request.app.state.searches
+    return searches
+
+
 LoreDep = Annotated[Lore, Depends(_lore)]
+SearchSlots = Annotated[anyio.CapacityLimiter, Depends(_searches)]
 WorkerDep = Annotated[JobProcess | JobWorker, Depends(_worker)]
 Authenticated = Depends(authenticate)

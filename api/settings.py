@@ -241,6 +241,13 @@ class SearchSettings(BaseModel):
     rerank_candidates: int = Field(
         30, ge=2, le=500, description="How many of the engine's best candidates it re-scores."
     )
+    concurrency: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="Searches computed at once; the others wait their turn in order. "
+        "0: one per CPU core.",
+    )
 
 
 class Settings(BaseSettings):

@@ -7,7 +7,7 @@ from typing import Annotated
 import anyio.to_thread
 from fastapi import APIRouter, Query, status
 
-from api.deps import Authenticated, LoreDep
+from api.deps import Authenticated, LoreDep, SearchSlots
 from api.errors import ApiError
 from api.schemas import (
     AgentContextRequest,
@@ -25,13 +25,16 @@ router = APIRouter(tags=["agent"], dependencies=[Authenticated])
 
 
 @router.post("/agent/context", response_model=AgentContextResponse)
-async def agent_context(body: AgentContextRequest, lore: LoreDep) -> AgentContextResponse:
+async def agent_context(
+    body: AgentContextRequest, lore: LoreDep, searches: SearchSlots
+) -> AgentContextResponse:
     """Knowledge for the page and query (org first), skill hints for the goal on this domain,
     and what captures learned about the page. With `parameter`: the chunks most likely to hold
     that value."""
     try:
         context = await anyio.to_thread.run_sync(
-            lambda: lore.agent_context(body.url, body.query, body.goal, body.k, body.parameter)
+            lambda: lore.agent_context(body.url, body.query, body.goal, body.k, body.parameter),
+            limiter=searches,
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
-from api.deps import Authenticated, LoreDep, WorkerDep
+from api.deps import Authenticated, LoreDep, SearchSlots, WorkerDep
 from api.errors import ApiError, status_for
 from api.schemas import (
     ChunkView,
@@ -202,6 +202,7 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
 @router.get("/resolve", response_model=ResolveResponse)
 async def resolve(
     lore: LoreDep,
+    searches: SearchSlots,
     url: str = Query(..., min_length=1, max_length=4096, description="The page the agent is on"),
     query: str | None = Query(None, max_length=2000, description="What the agent wants"),
     k: int = Query(8, ge=1, le=100),
@@ -213,7 +214,12 @@ async def resolve(
     knowledge first. Without `query`, the page's own chunks in document order."""
     try:
         result = await anyio.to_thread.run_sync(
-            lore.resolve, url, query, min(k, lore.settings.max_k), include_superseded
+            lore.resolve,
+            url,
+            query,
+            min(k, lore.settings.max_k),
+            include_superseded,
+            limiter=searches,
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_url", str(exc)) from exc
@@ -223,7 +229,7 @@ async def resolve(
 
 
 @router.post("/query", response_model=QueryResponse)
-async def query(body: QueryRequest, lore: LoreDep) -> QueryResponse:
+async def query(body: QueryRequest, lore: LoreDep, searches: SearchSlots) -> QueryResponse:
     """General search over everything this tenant may read, with optional filters."""
     flt = ChunkFilter(
         domains=tuple(body.domains),
@@ -241,7 +247,8 @@ async def query(body: QueryRequest, lore: LoreDep) -> QueryResponse:
     hits = await anyio.to_thread.run_sync(
         lambda: lore.query(
             body.query, min(body.k, lore.settings.max_k), flt, body.include_public, body.mode
-        )
+        ),
+        limiter=searches,
     )
     return QueryResponse(chunks=[ChunkView.of(h) for h in hits])
 
