@@ -40,14 +40,17 @@ def domain_allowed(tenant: Tenant, host: str) -> bool:
     return host_matches(host, tenant.allowed_domains)
 
 
-def check_url(tenant: Tenant, url: str) -> None:
-    """403 unless the URL's host is one of the tenant's allowedDomains."""
+def check_url(tenant: Tenant, url: str, field: str = "") -> None:
+    """403 unless the URL's host is one of the tenant's allowedDomains (`field` names the
+    request field the URL came from, for the message)."""
     host = urlsplit(url).hostname or ""
     if host and not domain_allowed(tenant, host):
+        where = f"{field}: " if field else ""
         raise ApiError(
             403,
             "domain_not_allowed",
-            f"{host} is not in this tenant's allowedDomains ({', '.join(tenant.allowed_domains)})",
+            f"{where}{host} is not in this tenant's allowedDomains "
+            f"({', '.join(tenant.allowed_domains)})",
         )
 
 

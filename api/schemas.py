@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic.alias_generators import to_camel
 
 from retrieval import CrawlUrl, Document, Hit, Job
@@ -36,14 +36,16 @@ class IndexLinkRequest(Model):
         default_factory=list, max_length=50, description="Globs on the URL or its path."
     )
     exclude: list[str] = Field(default_factory=list, max_length=50)
-    allow_subdomains: bool = False
+    allow_subdomains: StrictBool = False
     render: Literal["http", "browser", "auto"] = Field(
         "http",
         description="'http': the HTML as served; 'browser': every page rendered in headless "
         "Chromium (scripts run, their requests served by lore's safe fetcher); 'auto': only "
         "pages whose served HTML has scripts and almost no text of its own are rendered.",
     )
-    map: bool = Field(False, description="List the URLs the crawl would ingest; ingest nothing.")
+    map: StrictBool = Field(
+        False, description="List the URLs the crawl would ingest; ingest nothing."
+    )
     webhook: WebhookSpec | None = Field(None, description="POSTed the job when it ends.")
 
 
@@ -236,13 +238,15 @@ class QueryRequest(Model):
     phases: list[Literal["static", "initial", "post_interaction"]] = Field(default_factory=list)
     fetched_after: datetime | None = None
     fetched_before: datetime | None = None
-    include_superseded: bool = Field(False, description="Also return superseded chunks (history).")
-    include_flagged: bool = Field(
+    include_superseded: StrictBool = Field(
+        False, description="Also return superseded chunks (history)."
+    )
+    include_flagged: StrictBool = Field(
         False,
         description="Also return chunks flagged as hidden instructions to a model (for review; "
         "never in resolve or agent context).",
     )
-    include_public: bool = True
+    include_public: StrictBool = True
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
 
     @field_validator("url_prefixes")
@@ -310,11 +314,11 @@ class SnapshotResponse(Model):
 
 class CaptureRequest(Model):
     url: str = Field(..., min_length=1, max_length=4096, description="The app's URL.")
-    explore: bool = Field(
+    explore: StrictBool = Field(
         True, description="Find and perform the interactions that reveal content."
     )
     max_actions: int = Field(20, ge=1, description="Explorer step budget.")
-    run_recipe: bool = Field(
+    run_recipe: StrictBool = Field(
         True, description="On a list-detail page, open every item (the recipe) after exploring."
     )
 
@@ -352,7 +356,7 @@ class SkillRequest(Model):
 
 
 class OutcomeRequest(Model):
-    success: bool
+    success: StrictBool
 
 
 class SkillView(Model):

@@ -339,10 +339,10 @@ class Lore:
     def skills(self) -> SkillLibrary:
         return self._skills.get()
 
-    def check_domain(self, url: str) -> None:
+    def check_domain(self, url: str, field: str = "") -> None:
         """403 when this request's tenant may not use `url`'s domain (allowedDomains)."""
         if self.allowed is not None:
-            check_url(self.allowed, url)
+            check_url(self.allowed, url, field)
 
     def close(self) -> None:
         if (skills := self._skills.made) is not None:
@@ -450,6 +450,8 @@ class Lore:
         }
         if webhook is not None:
             canonicalize(str(webhook.get("url", "")))
+            # lore POSTs there with headers the caller chose: only to the tenant's own domains
+            self.check_domain(str(webhook["url"]), "webhook.url")
             request["webhook"] = {
                 "url": str(webhook["url"]),
                 "headers": dict(webhook.get("headers") or {}),

@@ -70,22 +70,32 @@ def prepared_data(
 
 
 class Memory(threading.Thread):
-    """Peak resident memory of a process and all its children."""
+    """Peak resident memory of a process and all its children together, and of each alone."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
         self.root = psutil.Process(pid)
         self.peak = 0
+        self.peak_root = 0
+        self.peak_children = 0
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.2):
             try:
-                tree = [self.root, *self.root.children(recursive=True)]
-                rss = sum(p.memory_info().rss for p in tree if p.is_running())
+                root = self.root.memory_info().rss
+                children = sum(p.memory_info().rss for p in self.root.children(recursive=True))
             except psutil.Error:
                 continue
-            self.peak = max(self.peak, rss)
+            self.peak = max(self.peak, root + children)
+            self.peak_root = max(self.peak_root, root)
+            self.peak_children = max(self.peak_children, children)
+
+    def summary(self) -> str:
+        return (
+            f"{self.peak / 2**20:.0f} MB (the API process alone {self.peak_root / 2**20:.0f} MB, "
+            f"its children {self.peak_children / 2**20:.0f} MB)"
+        )
 
 
 @contextmanager

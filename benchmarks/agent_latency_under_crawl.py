@@ -106,7 +106,7 @@ def main() -> None:
         )
         print(
             f"peak RSS of lore's processes: idle {idle_peak / 2**20:.0f} MB, "
-            f"overall {memory.peak / 2**20:.0f} MB"
+            f"overall {memory.summary()}"
         )
 
 

@@ -119,6 +119,25 @@ def test_malformed_requests(seeded: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [  # each once a 500 under schema fuzzing (an integer SQLite cannot hold, a UUID parse)
+        ("GET", "/knowledge/documents?offset=9223372036854775808", None, "offset"),
+        ("GET", "/knowledge/jobs/any/urls?offset=9223372036854775808", None, "offset"),
+        ("POST", "/skills/0/outcome", {"success": True}, "skill_id"),
+        ("POST", "/knowledge/query", {"query": "x", "includePublic": 0}, "includePublic"),
+        ("POST", "/skills/00000000-0000-0000-0000-000000000000/outcome", {"success": 1}, "success"),
+    ],
+)
+def test_out_of_range_and_loosely_typed_parameters_are_422_naming_the_field(
+    seeded: TestClient, method: str, path: str, body: object, field: str
+) -> None:
+    response = seeded.request(method, path, json=body)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "invalid_request"
+    assert field in response.json()["message"], response.json()
+
+
+@pytest.mark.parametrize(
     ("path", "page", "reason"),
     [
         ("/missing", None, "http_404"),

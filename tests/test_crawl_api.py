@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 from fastapi.testclient import TestClient
 
+from api.auth import Authenticator
 from tests.conftest import Page, Site, wait_for_job
 
 TOPICS = {
@@ -187,3 +188,59 @@ def test_webhook_is_retried_with_backoff(
     assert site.posts[0].headers["X-Token"] == "s3cret"
     message = client.get(f"/knowledge/jobs/{job['id']}").json()["message"]
     assert message.endswith("webhook delivered" if delivered else "webhook failed")
+
+
+def test_webhooks_go_only_to_the_tenants_own_domains(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    client = make_client()
+    handbook(site)
+    auth: Authenticator = client.app.state.auth  # type: ignore[attr-defined]
+    narrow, _ = auth.create_key("narrow", "test", ["127.0.0.1"])
+    wide, _ = auth.create_key("wide", "test", ["*"])
+    outside = site.url("/hook").replace("127.0.0.1", "localhost")  # loopback, another name
+    request = {"url": site.url("/"), "strategy": "single", "webhook": {"url": outside}}
+
+    refused = client.post(
+        "/knowledge/index-link", json=request, headers={"Authorization": f"Bearer {narrow}"}
+    )
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"] == "domain_not_allowed"
+    assert refused.json()["message"].startswith("webhook.url: localhost is not")
+
+    accepted = client.post(
+        "/knowledge/index-link", json=request, headers={"Authorization": f"Bearer {wide}"}
+    )
+    assert accepted.status_code == 202, accepted.text
+    view = f"/knowledge/jobs/{accepted.json()['jobId']}"
+    headers = {"Authorization": f"Bearer {wide}"}
+    deadline = time.monotonic() + 20
+    while "webhook" not in (job := client.get(view, headers=headers).json())["message"]:
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    assert job["message"].endswith("webhook delivered") and len(site.posts) == 1
+
+
+def test_a_webhook_outside_domains_narrowed_after_queueing_is_not_sent(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    client = make_client()
+    handbook(site)
+    site.pages["/"] = Page(site.pages["/"].body, delay_s=1.0)  # time to change the tenant
+    auth: Authenticator = client.app.state.auth  # type: ignore[attr-defined]
+    key, _ = auth.create_key("later", "test", ["127.0.0.1"])
+    accepted = client.post(
+        "/knowledge/index-link",
+        json={"url": site.url("/"), "strategy": "single", "webhook": {"url": site.url("/hook")}},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+    assert accepted.status_code == 202, accepted.text
+    client.app.state.lore.catalog.put_tenant("later", ["other.test"])  # type: ignore[attr-defined]
+    view = f"/knowledge/jobs/{accepted.json()['jobId']}"
+    headers = {"Authorization": f"Bearer {key}"}
+    deadline = time.monotonic() + 20
+    while "webhook" not in (job := client.get(view, headers=headers).json())["message"]:
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    assert job["message"].endswith("webhook not sent: 127.0.0.1 is not in allowedDomains")
+    assert site.posts == []

@@ -11,11 +11,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 
-from crawl import FetchError, FetchOptions, check_address
-from retrieval import Job, utcnow
+from crawl import FetchError, FetchOptions, check_address, host_matches
+from retrieval import Job, NotFoundError, utcnow
 
 if TYPE_CHECKING:
     from api.service import Lore
@@ -143,6 +144,16 @@ async def notify(lore: Lore, job: Job) -> Job:
     hook = job.request.get("webhook")
     if not hook or not lore.catalog.mark_notified(job.id):
         return job
+    host = urlsplit(str(hook["url"])).hostname or ""
+    try:
+        domains = lore.catalog.get_tenant(job.tenant_id).allowed_domains
+    except NotFoundError:  # no keys, no tenant row: the open embedded setup
+        domains = ("*",)
+    if not host_matches(host, domains):  # the tenant's domains changed since it was queued
+        log.warning("webhook of job %s not sent: %s is not in its allowedDomains", job.id, host)
+        return lore.catalog.update_job(
+            job.id, message=f"{job.message}; webhook not sent: {host} is not in allowedDomains"
+        )
     delivered = await deliver_webhook(
         Webhook(str(hook["url"]), dict(hook.get("headers") or {})),
         job_payload(job),

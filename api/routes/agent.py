@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated
+from uuid import UUID
 
 import anyio.to_thread
 from fastapi import APIRouter, Query, status
@@ -68,9 +69,9 @@ async def record_skill(body: SkillRequest, lore: LoreDep) -> SkillView:
 
 
 @router.post("/skills/{skill_id}/outcome", response_model=SkillView)
-def skill_outcome(skill_id: str, body: OutcomeRequest, lore: LoreDep) -> SkillView:
+def skill_outcome(skill_id: UUID, body: OutcomeRequest, lore: LoreDep) -> SkillView:
     """Count one more use of a skill: it worked (`success: true`) or not."""
-    return SkillView.of(lore.skills.outcome(lore.tenant, skill_id, body.success))
+    return SkillView.of(lore.skills.outcome(lore.tenant, str(skill_id), body.success))
 
 
 @router.get("/skills/search", response_model=SkillList)

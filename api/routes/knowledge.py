@@ -34,6 +34,9 @@ router = APIRouter(prefix="/knowledge", tags=["knowledge"], dependencies=[Authen
 _READ = 1024 * 1024
 
 
+MAX_OFFSET = 2**31 - 1  # past any list's end; larger ones overflow SQLite's integers
+
+
 @router.post("/index-link", status_code=status.HTTP_202_ACCEPTED, response_model=JobAccepted)
 def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobAccepted:
     """Queue a crawl job; poll `GET /knowledge/jobs/{jobId}`, list its URLs with
@@ -68,7 +71,7 @@ def job_urls(
     lore: LoreDep,
     state: Annotated[list[str] | None, Query(description="Only URLs in these states.")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> CrawlUrlList:
     """Each URL the job found, in discovery order, with what became of it and why."""
     lore.catalog.get_job(job_id, lore.tenant)
@@ -255,7 +258,9 @@ async def query(body: QueryRequest, lore: LoreDep, searches: SearchSlots) -> Que
 
 @router.get("/documents", response_model=DocumentList)
 def documents(
-    lore: LoreDep, limit: int = Query(50, ge=1, le=500), offset: int = Query(0, ge=0)
+    lore: LoreDep,
+    limit: int = Query(50, ge=1, le=500),
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
 ) -> DocumentList:
     docs, total = lore.documents(limit, offset)
     return DocumentList(documents=[DocumentView.of(d) for d in docs], total=total)
