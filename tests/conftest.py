@@ -3,6 +3,7 @@ lore app on a temporary data directory."""
 
 from __future__ import annotations
 
+import importlib
 import secrets
 import socket
 import subprocess
@@ -228,18 +229,20 @@ def wait_for_job(client: TestClient, job_id: str, timeout_s: float = 60.0) -> di
     raise AssertionError(f"job {job_id} did not finish in {timeout_s}s")
 
 
+def _local_service(port: int, client: str, url: str) -> str | None:
+    """`url` when a server listens on 127.0.0.1:`port` and the `client` package imports."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            pass
+        importlib.import_module(client)
+    except (OSError, ImportError):
+        return None
+    return url
+
+
 def postgres_url() -> str | None:
     """The catalog database of the server stack, where PostgreSQL runs on 127.0.0.1."""
-    try:
-        with socket.create_connection(("127.0.0.1", 5432), timeout=1):
-            pass
-    except OSError:
-        return None
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return None
-    return "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+    return _local_service(5432, "psycopg", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -278,13 +281,4 @@ def scratch_postgres() -> Iterator[str]:
 
 def redis_url() -> str | None:
     """Redis of the server stack, where it runs on 127.0.0.1:6379."""
-    try:
-        with socket.create_connection(("127.0.0.1", 6379), timeout=1):
-            pass
-    except OSError:
-        return None
-    try:
-        import redis  # noqa: F401
-    except ImportError:
-        return None
-    return "redis://127.0.0.1:6379/0"
+    return _local_service(6379, "redis", "redis://127.0.0.1:6379/0")
