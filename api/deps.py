@@ -44,8 +44,8 @@ async def _worker(request: Request) -> JobProcess | JobWorker:
 
 async def _searches(request: Request) -> anyio.CapacityLimiter:
     """Threads computing searches at once: the Qdrant Edge shard and the Python around it hold
-    the GIL, so more threads only take turns at random (at 50 clients: p99 1.1 s with 40, 0.5 s
-    with one per core, and 10 % more answers/s); waiting requests are served in order."""
+    the GIL, so more threads only take turns at random (at 50 clients: p99 1.1 s with 40, 0.6 s
+    with one per core, and a few % more answers/s); waiting requests are served in order."""
     searches: anyio.CapacityLimiter = request.app.state.searches
     return searches
 
