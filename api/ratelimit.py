@@ -2,9 +2,10 @@
 
 `LocalRateLimiter` counts in this process. `RedisRateLimiter` keeps the buckets in Redis
 (`LORE_REDIS_URL`), so every API process behind one port draws from the same bucket: one Lua
-script reads, refills and takes atomically, on Redis's clock. When Redis cannot be reached, a
-request is counted in the process's own bucket (the limit then holds per process) and the
-outage is logged, at most every 30 s, until Redis answers again."""
+script reads, refills and takes atomically, on Redis's clock (Redis 5 or newer). When Redis
+cannot be reached, requests are counted in the process's own buckets (the limit then holds per
+process) for `RETRY_S` before Redis is tried again, so an outage costs one request a wait of at
+most the socket timeout, not every request; it is logged, at most every 30 s."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import logging
 import threading
 import time
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +85,7 @@ class RedisRateLimiter:
     """Buckets in Redis, shared by every process that uses the same `url`."""
 
     WARN_EVERY_S = 30.0
+    RETRY_S = 10.0
 
     def __init__(self, url: str, prefix: str = "lore:rate:") -> None:
         try:
@@ -95,21 +98,25 @@ class RedisRateLimiter:
         self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self._script = self._client.register_script(_TAKE)
         self._prefix = prefix
-        self._url = url
+        self._where = _without_password(url)
         self._local = LocalRateLimiter()
         self._warned_at = -self.WARN_EVERY_S
+        self._down_until = 0.0
         self._errors = (redis.RedisError, OSError)
 
     def take(self, bucket: str, per_minute: int) -> float:
+        if time.monotonic() < self._down_until:
+            return self._local.take(bucket, per_minute)
         try:
             wait = float(self._script(keys=[self._prefix + bucket], args=[per_minute]))
         except self._errors as exc:
             now = time.monotonic()
+            self._down_until = now + self.RETRY_S
             if now - self._warned_at >= self.WARN_EVERY_S:
                 self._warned_at = now
                 log.warning(
                     "rate limits: Redis at %s does not answer (%s); counting per process",
-                    self._url,
+                    self._where,
                     exc,
                 )
             return self._local.take(bucket, per_minute)
@@ -117,6 +124,15 @@ class RedisRateLimiter:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def rate_limiter(redis_url: str | None) -> LocalRateLimiter | RedisRateLimiter:
