@@ -17,9 +17,25 @@ class Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+# Headers that say where or how the request goes are lore's to set: a caller's `Host` would
+# carry the POST to another site than the allowed domain the URL names.
+_TRANSPORT_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"}
+)
+
+
 class WebhookSpec(Model):
     url: str = Field(..., min_length=1, max_length=4096)
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Sent with the POST (not Host or transport headers)."
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _no_transport_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        if refused := sorted(h for h in headers if h.strip().lower() in _TRANSPORT_HEADERS):
+            raise ValueError(f"lore sets these itself: {', '.join(refused)}")
+        return headers
 
 
 class IndexLinkRequest(Model):

@@ -132,6 +132,7 @@ def test_job_report_validation_and_cancel(
         {"url": site.url("/p0"), "strategy": "spider", "maxPages": 10**9},
         {"url": site.url("/p0"), "render": "x"},
         {"url": site.url("/p0"), "webhook": {"url": "not a url"}},
+        {"url": site.url("/p0"), "webhook": {"url": site.url("/hook"), "headers": {"Host": "x"}}},
     ]
     for body in bad:
         response = client.post("/knowledge/index-link", json=body)
