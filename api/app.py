@@ -23,6 +23,17 @@ from api.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def search_concurrency(settings: Settings) -> int:
+    """Searches computed at once: as set, else one per core this process may use when the
+    embedded shard searches (it holds the GIL: more threads only take turns at random), else
+    anyio's default thread count (a Qdrant server's searches are network waits)."""
+    if settings.search.concurrency:
+        return settings.search.concurrency
+    if settings.qdrant.url and settings.qdrant.url != ":memory:":
+        return 40
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+
+
 def create_app(
     settings: Settings | None = None, lore: Lore | None = None, announce_url: str | None = None
 ) -> FastAPI:
@@ -46,9 +57,7 @@ def create_app(
             instance.catalog, settings.auth.rate_limit_per_minute, limiter
         )
         app.state.worker = worker
-        app.state.searches = anyio.CapacityLimiter(
-            settings.search.concurrency or os.cpu_count() or 2
-        )
+        app.state.searches = anyio.CapacityLimiter(search_concurrency(settings))
         worker.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
         if announce_url:

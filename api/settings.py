@@ -246,7 +246,7 @@ class SearchSettings(BaseModel):
         ge=0,
         le=256,
         description="Searches computed at once; the others wait their turn in order. "
-        "0: one per CPU core.",
+        "0: one per CPU core with the embedded store, 40 with a Qdrant server.",
     )
 
 

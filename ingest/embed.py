@@ -308,7 +308,8 @@ class OnnxEmbedder(Embedder):
         self._session = onnxruntime.InferenceSession(
             str(model_file), options, providers=["CPUExecutionProvider"]
         )
-        self._workers = max(1, min(4, os.cpu_count() or 1))
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        self._workers = max(1, min(4, cores or 1))
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._quantized = quantize
