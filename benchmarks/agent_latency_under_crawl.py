@@ -7,8 +7,9 @@ against `lore serve` as a user runs it (a process of its own, the embedded defau
 The data directory is built first (as resolve_bench does: `--pages` real pages, filled to
 `--scale` chunks with perturbed copies), then `lore serve` starts on it and a static server on
 127.0.0.1 serves the crawled site (the Python docs from python3.11-doc). One client asks
-/agent/context every `--interval` seconds (0.1: ten agents that each ask once a second, as an
-agent does between model calls; 0: one call after another, the API never idle): `--queries`
+/agent/context every `--interval` seconds, one call at a time (0.1: the load of ten agents that
+each ask once a second, as an agent does between model calls, without overlapping; 0: one call
+after another, the API never idle; concurrent calls are resolve_load.py's): `--queries`
 calls idle, then as many as fit while a `--crawl-pages` spider crawl of the site runs.
 `--data-cache DIR` keeps the prepared data directory there and starts later runs from a copy.
 Prints p50/p95/max idle and during, the ratio of the p95s (target <= 1.5), the crawl's pages/s

@@ -21,6 +21,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from multiprocessing.connection import Connection
 from typing import Any
@@ -104,7 +105,7 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
 def _few_malloc_arenas(arenas: int = 2) -> None:
     """glibc gives each thread that allocates at once an arena of its own (up to 8 per core),
     and a crawl's threads (fetching, extraction, ONNX Runtime) leave them fragmented: two
-    arenas took the job process's peak from 918 to 768 MB in a 120-page crawl at the same
+    arenas took the job process's peak from 918 to 727 MB in a 120-page crawl at the same
     speed. Nothing on a C library without `mallopt`."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
@@ -137,5 +138,8 @@ async def _serve(lore: Lore, control: Connection) -> None:
         lore.catalog.release_jobs(worker.owner)
     lore.close()
     logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
     # Not asyncio's own shutdown: it would wait for whatever task does not let go.
     os._exit(0)
