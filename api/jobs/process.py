@@ -99,7 +99,10 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     _few_malloc_arenas()
     logging.basicConfig(level=log_level, format="%(levelname)s %(name)s [jobs]: %(message)s")
     lore = Lore(Settings(**settings), store=RemoteStore(store))
-    asyncio.run(_serve(lore, control))
+    try:
+        asyncio.run(_serve(lore, control))  # ends the process itself when it stops
+    finally:  # reached only when it failed first
+        lore.close()
 
 
 def _few_malloc_arenas(arenas: int = 2) -> None:
@@ -135,7 +138,7 @@ async def _serve(lore: Lore, control: Connection) -> None:
     await asyncio.wait({stop}, timeout=STOP_S)
     if not stop.done():  # a crawl that does not let go: its pages stay pending
         log.warning("jobs did not stop within %.0f s; they resume at the next start", STOP_S)
-        lore.catalog.release_jobs(worker.owner)
+    lore.catalog.release_jobs(worker.owner)  # whatever still runs ends with this process
     lore.close()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):

@@ -114,7 +114,16 @@ class JobWorker:
             await asyncio.sleep(0.05)
         for task in self._tasks:
             task.cancel()
+        pending: set[asyncio.Task[None]] = set()
         if self._tasks:  # a crawl that swallows its cancellation is not waited for
-            await asyncio.wait(self._tasks, timeout=grace_s)
+            _, pending = await asyncio.wait(self._tasks, timeout=grace_s)
         self._tasks = []
+        if pending:  # still running here: released, another runner would run them twice
+            log.warning(
+                "%d job task(s) did not stop within %.0f s; their jobs stay claimed until this "
+                "process ends",
+                len(pending),
+                grace_s,
+            )
+            return
         self._lore.catalog.release_jobs(self.owner)
