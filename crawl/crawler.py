@@ -244,8 +244,7 @@ class SiteCrawl:
 
     def counts(self) -> dict[str, int]:
         """The job's counts, from the catalog (a resumed job counts what it did before)."""
-        states = self.catalog.count_crawl_urls(self.job_id)
-        totals = self.catalog.crawl_totals(self.job_id)
+        states, totals = self.catalog.crawl_tally(self.job_id)
         return {
             "discovered": sum(states.values()),
             "pending": states.get("pending", 0),

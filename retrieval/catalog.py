@@ -634,7 +634,12 @@ class Catalog:
     def set_crawl_url(self, job_id: str, url: str, **changes: Any) -> None:
         """Record what became of a URL (state, reason, status_code, content_hash, ...)."""
         allowed = {
-            *("state", "reason", "status_code", "content_hash", "document_id", "chunks"),
+            "state",
+            "reason",
+            "status_code",
+            "content_hash",
+            "document_id",
+            "chunks",
             "embedded",
         }
         if unknown := set(changes) - allowed:
@@ -676,19 +681,30 @@ class Catalog:
             )
             return {state: int(n) for state, n in rows}
 
-    def crawl_totals(self, job_id: str) -> dict[str, int]:
-        """What a job's URLs add up to: answers fetched, chunks stored, chunks embedded (kept
-        in the catalog, so a job resumed after a crash, or run by several workers, counts
-        every page once)."""
+    def crawl_tally(self, job_id: str) -> tuple[dict[str, int], dict[str, int]]:
+        """In one query, how many of a job's URLs are in each state and what they add up to:
+        answers fetched, chunks stored, chunks embedded (kept in the catalog, so a job resumed
+        after a crash, or run by several workers, counts every page once)."""
+        states: dict[str, int] = {}
+        totals = {"fetched": 0, "chunks": 0, "embedded": 0}
         with Session(self._engine) as session:
-            fetched, chunks, embedded = session.execute(
+            rows = session.execute(
                 select(
+                    _CrawlUrlRow.state,
+                    func.count(),
                     func.count(_CrawlUrlRow.status_code),
                     func.coalesce(func.sum(_CrawlUrlRow.chunks), 0),
                     func.coalesce(func.sum(_CrawlUrlRow.embedded), 0),
-                ).where(_CrawlUrlRow.job_id == job_id)
-            ).one()
-            return {"fetched": int(fetched), "chunks": int(chunks), "embedded": int(embedded or 0)}
+                )
+                .where(_CrawlUrlRow.job_id == job_id)
+                .group_by(_CrawlUrlRow.state)
+            )
+            for state, n, fetched, chunks, embedded in rows:
+                states[state] = int(n)
+                totals["fetched"] += int(fetched)
+                totals["chunks"] += int(chunks)
+                totals["embedded"] += int(embedded or 0)  # coalesced; typed nullable
+        return states, totals
 
     def documents_by_source(self, tenant_id: str, source: str, url_prefix: str) -> list[Document]:
         """The tenant's documents from `source` whose URL starts with `url_prefix`."""
