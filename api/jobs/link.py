@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -107,16 +106,7 @@ class LinkJobRunner(JobRunner):
     crawls that this one did not find removed after a healthy, exhaustive crawl."""
 
     kind = "index-link"
-
-    def __init__(
-        self,
-        lore: Lore,
-        job_id: str,
-        on_progress: Callable[[Job], None] | None = None,
-        interrupted: Callable[[], bool] = lambda: False,
-    ) -> None:
-        super().__init__(lore, job_id, on_progress, interrupted)
-        self._crawl: SiteCrawl | None = None
+    _crawl: SiteCrawl | None = None  # while `work` runs
 
     def options(self) -> CrawlOptions:
         crawl = self.lore.settings.crawl

@@ -24,7 +24,5 @@ async def run_job(
 ) -> Job:
     """Run (or resume) a job of any kind to its end; the job row says how it ended. When
     `interrupted()` turns true, the job stops at the next page, unfinished."""
-    job = lore.catalog.get_job(job_id)
-    if job.finished:
-        return job
-    return await RUNNERS[job.kind](lore, job_id, on_progress, interrupted).run()
+    kind = lore.catalog.get_job(job_id).kind
+    return await RUNNERS[kind](lore, job_id, on_progress, interrupted).run()
