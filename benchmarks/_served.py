@@ -3,6 +3,7 @@ over HTTP (agent_latency_under_crawl.py, resolve_load.py)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import random
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import psutil
+from _common import default_corpus
 from resolve_bench import build, fill
 
 from api import Lore, Settings
@@ -51,6 +53,14 @@ def _prepare(data: Path, corpus: Path, pages: int, scale: int) -> tuple[str, lis
     finally:
         lore.close()
     return key, calls
+
+
+def add_data_options(parser: argparse.ArgumentParser) -> None:
+    """The options `prepared_data` takes: what to index, how far to fill, where to keep it."""
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    parser.add_argument("--pages", type=int, default=100)
+    parser.add_argument("--scale", type=int, default=100_000)
+    parser.add_argument("--data-cache", type=Path)
 
 
 def prepared_data(

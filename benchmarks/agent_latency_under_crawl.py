@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 import httpx
-from _common import default_corpus, percentile, summary_ms
-from _served import Memory, free_port, lore_serve, prepared_data
+from _common import percentile, summary_ms
+from _served import Memory, add_data_options, free_port, lore_serve, prepared_data
 
 
 def ask(client: httpx.Client, call: tuple, interval: float = 0.0) -> float:
@@ -41,13 +41,10 @@ def ask(client: httpx.Client, call: tuple, interval: float = 0.0) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--pages", type=int, default=100)
-    parser.add_argument("--scale", type=int, default=100_000)
+    add_data_options(parser)
     parser.add_argument("--crawl-pages", type=int, default=300)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--interval", type=float, default=0.1)
-    parser.add_argument("--data-cache", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"

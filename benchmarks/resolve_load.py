@@ -24,8 +24,8 @@ from pathlib import Path
 
 import httpx
 import psutil
-from _common import default_corpus, percentile
-from _served import Call, Memory, lore_serve, prepared_data
+from _common import percentile
+from _served import Call, Memory, add_data_options, lore_serve, prepared_data
 
 
 async def load(base: str, key: str, calls: list[Call], clients: int, seconds: float) -> dict:
@@ -78,12 +78,9 @@ def report(name: str, run: dict, cpu: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    parser.add_argument("--pages", type=int, default=100)
-    parser.add_argument("--scale", type=int, default=100_000)
+    add_data_options(parser)
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--data-cache", type=Path)
     parser.add_argument("--profile", type=Path, help="py-spy profile of the server (SVG, or .txt)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
