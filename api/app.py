@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from api import errors
 from api.auth import Authenticator
-from api.jobs import JobProcess, JobWorker, run_job
+from api.jobs import JobProcess, Jobs, JobWorker, WorkerTier, run_job
 from api.ratelimit import rate_limiter
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
@@ -47,8 +47,10 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         instance = lore or Lore(settings)
-        worker: JobProcess | JobWorker
-        if lore is None and settings.job_process:
+        worker: Jobs
+        if settings.queue.url:  # `lore worker`s run them
+            worker = WorkerTier()
+        elif lore is None and settings.job_process:
             worker = JobProcess(instance)  # crawls and embedding below the API's priority
         else:  # an instance made by the caller (tests): its jobs run on this event loop
             worker = JobWorker(instance, settings.workers, run_job, settings.job_claim_ttl_s)

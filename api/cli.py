@@ -10,10 +10,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import httpx
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -34,7 +35,11 @@ out = Console()
 
 
 def _settings() -> Settings:
-    return Settings()
+    try:
+        return Settings()
+    except ValidationError as exc:
+        why = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        _fail(f"configuration: {why}", 2)
 
 
 def _server_url(settings: Settings) -> str | None:
@@ -72,7 +77,7 @@ def _progress(label: str) -> Iterator[Any]:
         yield bar
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 1) -> NoReturn:
     console.print(f"[red]error:[/red] {message}")
     raise typer.Exit(code)
 
@@ -139,6 +144,27 @@ def serve(
     url = f"http://{host}:{port}"
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
     uvicorn.run(create_app(settings, announce_url=url), host=host, port=port, log_level=log_level)
+
+
+@app.command()
+def worker(
+    threads: Annotated[
+        int | None, typer.Option(help="Pages stored at once (default: LORE_QUEUE__THREADS)")
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="Log level")] = "info",
+) -> None:
+    """Run a worker of the worker tier: jobs claimed from the catalog, crawls' pages from the
+    queue engine (needs LORE_QUEUE__URL, LORE_DATABASE_URL and LORE_QDRANT__URL)."""
+    from api.jobs.pages import QueueUnavailableError  # noqa: PLC0415
+    from api.jobs.tier import run_worker  # noqa: PLC0415
+
+    settings = _settings()
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pika").setLevel(logging.WARNING)
+    try:
+        run_worker(settings, threads or settings.queue.threads)
+    except (ValueError, QueueUnavailableError) as exc:
+        _fail(str(exc), 2)
 
 
 @app.command("index-link")

@@ -9,7 +9,7 @@ import anyio
 from fastapi import Depends, Request
 
 from api.auth import Authenticator, Principal
-from api.jobs import JobProcess, JobWorker
+from api.jobs import Jobs
 from api.service import Lore
 
 
@@ -37,8 +37,8 @@ async def _lore(request: Request) -> Lore:
     return scoped
 
 
-async def _worker(request: Request) -> JobProcess | JobWorker:
-    worker: JobProcess | JobWorker = request.app.state.worker
+async def _worker(request: Request) -> Jobs:
+    worker: Jobs = request.app.state.worker
     return worker
 
 
@@ -52,5 +52,5 @@ async def _searches(request: Request) -> anyio.CapacityLimiter:
 
 LoreDep = Annotated[Lore, Depends(_lore)]
 SearchSlots = Annotated[anyio.CapacityLimiter, Depends(_searches)]
-WorkerDep = Annotated[JobProcess | JobWorker, Depends(_worker)]
+WorkerDep = Annotated[Jobs, Depends(_worker)]
 Authenticated = Depends(authenticate)

@@ -68,7 +68,9 @@ class IndexLinkRequest(Model):
 class CrawlUrlView(Model):
     url: str
     depth: int
-    state: Literal["pending", "ingested", "unchanged", "skipped", "failed", "listed", "removed"]
+    state: Literal[
+        "pending", "queued", "ingested", "unchanged", "skipped", "failed", "listed", "removed"
+    ]
     reason: str
     status_code: int | None
     document_id: str | None

@@ -216,6 +216,23 @@ class QdrantSettings(BaseModel):
     timeout_s: float = Field(30.0, gt=0)
 
 
+class QueueSettings(BaseModel):
+    url: str | None = Field(
+        None,
+        description="RabbitMQ for the worker tier, e.g. amqp://guest:guest@rabbitmq:5672/%2F: "
+        "`lore worker`s run the jobs and store crawls' pages, the API only records jobs "
+        "(needs LORE_DATABASE_URL and LORE_QDRANT__URL); unset: lore serve runs its jobs.",
+    )
+    name: str = Field(
+        "lore-pages", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$",
+        description="The queue of pages.",
+    )  # fmt: skip
+    threads: int = Field(2, ge=1, le=64, description="Pages one worker stores at once.")
+    poll_s: float = Field(
+        1.0, gt=0, le=60, description="How often a worker looks for jobs nobody runs."
+    )
+
+
 class SearchSettings(BaseModel):
     fusion: Literal["dbsf", "rrf"] = Field(
         "dbsf", description="How dense and BM25 results are fused (DBSF measured better)."
@@ -303,6 +320,7 @@ class Settings(BaseSettings):
     api_key: str | None = Field(None, description="The key the CLI sends to a running server.")
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()
+    queue: QueueSettings = QueueSettings()
     search: SearchSettings = SearchSettings()
     media: MediaSettings = MediaSettings()
 
@@ -313,6 +331,22 @@ class Settings(BaseSettings):
         if self.skills_backend == "qdrant" and self.skills.collection == self.qdrant.collection:
             raise ValueError(
                 f"skills and chunks cannot share the Qdrant collection {self.qdrant.collection!r}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _the_worker_tier_shares_its_stores(self) -> Settings:
+        if not self.queue.url:
+            return self
+        missing = []
+        if not self.database_url or self.database_url.startswith("sqlite"):
+            missing.append("LORE_DATABASE_URL (PostgreSQL)")
+        if not self.qdrant.url or self.qdrant.url == ":memory:":
+            missing.append("LORE_QDRANT__URL (a Qdrant server)")
+        if missing:
+            raise ValueError(
+                "LORE_QUEUE__URL: API instances and workers share the catalog and the vectors; "
+                "set " + " and ".join(missing)
             )
         return self
 

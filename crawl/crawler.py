@@ -126,7 +126,9 @@ class Page:
 
 @dataclass(frozen=True)
 class PageResult:
-    state: Literal["ingested", "unchanged", "skipped", "failed"]
+    # queued: handed to another process that records what became of it (the sink records the
+    # URL as queued, with its status code and body hash, before handing it over)
+    state: Literal["ingested", "unchanged", "skipped", "failed", "queued"]
     reason: str = ""
     document_id: str | None = None
     chunks: int = 0
@@ -248,6 +250,7 @@ class SiteCrawl:
         return {
             "discovered": sum(states.values()),
             "pending": states.get("pending", 0),
+            "queued": states.get("queued", 0),
             "fetched": totals["fetched"],
             "ingested": states.get("ingested", 0),
             "unchanged": states.get("unchanged", 0),
@@ -551,6 +554,9 @@ class SiteCrawl:
             links=links,
         )
         result = await self.sink(page)
+        if result.state == "queued":  # the sink recorded it before handing it over
+            self._report()
+            return result
         self._record(
             url,
             state=result.state,

@@ -155,7 +155,17 @@ class Document:
     body_hash: str | None = None
 
 
-URL_STATES = ("pending", "ingested", "unchanged", "skipped", "failed", "listed", "removed")
+# queued: fetched, and handed to a `lore worker` on the queue engine, which stores it
+URL_STATES = (
+    "pending",
+    "queued",
+    "ingested",
+    "unchanged",
+    "skipped",
+    "failed",
+    "listed",
+    "removed",
+)
 
 
 @dataclass(frozen=True)
@@ -631,8 +641,11 @@ class Catalog:
                 added.append(entry)
             return added
 
-    def set_crawl_url(self, job_id: str, url: str, **changes: Any) -> None:
-        """Record what became of a URL (state, reason, status_code, content_hash, ...)."""
+    def set_crawl_url(
+        self, job_id: str, url: str, when_state: Sequence[str] = (), **changes: Any
+    ) -> bool:
+        """Record what became of a URL (state, reason, status_code, content_hash, ...); with
+        `when_state`, only if the URL is in one of those states (False: nothing changed)."""
         allowed = {
             "state",
             "reason",
@@ -647,12 +660,20 @@ class Catalog:
         if changes.get("state", "pending") not in URL_STATES:
             raise ValueError(f"unknown URL state {changes['state']!r}")
         with Session(self._engine) as session, session.begin():
-            row = session.get(_CrawlUrlRow, (job_id, _url_hash(url)))
+            row = session.get(_CrawlUrlRow, (job_id, _url_hash(url)), with_for_update=True)
             if row is None:
                 raise NotFoundError(f"job {job_id} has no URL {url}")
+            if when_state and row.state not in when_state:
+                return False
             for key, value in changes.items():
                 setattr(row, key, value)
             row.updated_at = utcnow()
+            return True
+
+    def get_crawl_url(self, job_id: str, url: str) -> CrawlUrl | None:
+        with Session(self._engine) as session:
+            row = session.get(_CrawlUrlRow, (job_id, _url_hash(url)))
+            return None if row is None else _crawl_url(row)
 
     def crawl_urls(
         self,

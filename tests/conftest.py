@@ -4,6 +4,7 @@ lore app on a temporary data directory."""
 from __future__ import annotations
 
 import importlib
+import os
 import secrets
 import socket
 import subprocess
@@ -282,3 +283,23 @@ def scratch_postgres() -> Iterator[str]:
 def redis_url() -> str | None:
     """Redis of the server stack, where it runs on 127.0.0.1:6379."""
     return _local_service(6379, "redis", "redis://127.0.0.1:6379/0")
+
+
+def rabbitmq_url() -> str | None:
+    """RabbitMQ of the server stack (the worker tier's queue), where it runs on 127.0.0.1."""
+    return _local_service(5672, "pika", "amqp://guest:guest@127.0.0.1:5672/%2F")
+
+
+@pytest.fixture(scope="session")
+def qdrant_url() -> Iterator[str]:
+    """A Qdrant server's REST address: `LORE_TEST_QDRANT_URL` where one runs, else the test-only
+    stand-in on qdrant-client's in-process engine (tests/qdrant_standin.py)."""
+    real = os.environ.get("LORE_TEST_QDRANT_URL")
+    if real:
+        yield real
+        return
+    from tests.qdrant_standin import QdrantStandIn
+
+    stand_in = QdrantStandIn()
+    yield stand_in.url
+    stand_in.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -89,7 +90,7 @@ def corpus(embedder: Embedder) -> list[Chunk]:
     return chunks
 
 
-@pytest.fixture(params=["edge", "qdrant-client", "remote"])
+@pytest.fixture(params=["edge", "qdrant-client", "qdrant-rest", "remote"])
 def store(
     request: pytest.FixtureRequest, tmp_path: Path, real_embedder: Embedder
 ) -> Iterator[VectorStore]:
@@ -99,6 +100,10 @@ def store(
         made = EdgeStore(tmp_path / "vectors", real_embedder.dim)
     elif request.param == "qdrant-client":
         made = QdrantStore(real_embedder.dim, location=":memory:")
+    elif request.param == "qdrant-rest":  # the server code path, over HTTP
+        server = request.getfixturevalue("qdrant_url")
+        collection = f"conformance_{uuid.uuid4().hex[:8]}"
+        made = QdrantStore(real_embedder.dim, url=server, collection=collection)
     else:  # the job process's view of the API's shard: every call over a real pipe
         owner = EdgeStore(tmp_path / "vectors", real_embedder.dim)
         near, far = multiprocessing.Pipe()

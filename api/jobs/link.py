@@ -14,6 +14,7 @@ import anyio.to_thread
 
 from api.errors import status_for
 from api.jobs.base import JobRunner, Outcome
+from api.jobs.pages import PageQueue, page_message, page_queue
 from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
 from ingest import IngestError, SourceDocument
 from retrieval import CrawlUrl, Document, Job, NotFoundError, bytes_hash, document_id
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from api.service import Lore
 
 log = logging.getLogger(__name__)
+
+DRAIN_POLL_S = 0.5  # how often a crawl waiting for its queued pages asks the catalog
 
 # Failures that say the page is gone; other failures (timeouts, 5xx) say nothing about it.
 GONE = frozenset({"http_404", "http_410"})
@@ -41,25 +44,59 @@ def crawl_spec(request: dict[str, Any]) -> CrawlSpec:
     )
 
 
+def stored_document(lore: Lore, tenant: str, url: str) -> Document | None:
+    try:
+        return lore.catalog.get_document(tenant, document_id(tenant, url))
+    except NotFoundError:
+        return None
+
+
+def unchanged(lore: Lore, tenant: str, page: Page) -> PageResult | None:
+    """The result for a page whose body has not changed since it was stored (304, or the same
+    bytes): it costs no extraction and no embedding. None: the page must be stored."""
+    doc = stored_document(lore, tenant, page.url)
+    if doc is not None and (page.status == 304 or doc.body_hash == bytes_hash(page.body)):
+        if page.status == 304:
+            links = lore.catalog.document_links(tenant, doc.id)
+            return PageResult("unchanged", "not_modified", doc.id, doc.chunk_count, links=links)
+        return PageResult("unchanged", "same_content", doc.id, doc.chunk_count)
+    if page.status == 304:  # validators of a document deleted since: fetch it whole next time
+        return PageResult("failed", "not_modified_but_not_stored")
+    return None
+
+
+def store_page(lore: Lore, job: Job, page: Page) -> PageResult:
+    """Extract, chunk, embed and store a fetched page for the job's tenant (blocking)."""
+    source = SourceDocument(
+        tenant_id=job.tenant_id,
+        data=page.body,
+        url=page.url,
+        source="link",
+        source_id=job.id,
+        content_type=page.content_type,
+        fetched_at=page.fetched_at,
+        last_modified=page.headers.get("last-modified"),
+        etag=page.headers.get("etag"),
+        filename=urlsplit(page.final_url).path,
+    )
+    try:
+        [result] = lore.index([lore.prepare(source)])
+    except IngestError as exc:
+        return PageResult("failed", f"{status_for(exc)[1]}: {exc}")
+    lore.catalog.set_document_links(job.tenant_id, result.document.id, page.links)
+    return PageResult("ingested", "", result.document.id, result.chunks, embedded=result.embedded)
+
+
 class IngestSink:
-    """Turns fetched pages into chunks for one tenant; a page whose body is unchanged since it
-    was stored (304, or the same bytes) costs no extraction and no embedding."""
+    """Turns fetched pages into chunks for one tenant, in this process."""
 
     def __init__(self, lore: Lore, job: Job) -> None:
         self._lore = lore
         self._job = job
-        self._index_lock = asyncio.Lock()  # one writer to the store; embedding is CPU-bound
-
-    def _stored(self, url: str) -> Document | None:
-        try:
-            return self._lore.catalog.get_document(
-                self._job.tenant_id, document_id(self._job.tenant_id, url)
-            )
-        except NotFoundError:
-            return None
+        self._index_lock = asyncio.Lock()  # one page at a time: embedding is CPU-bound
 
     async def conditional_headers(self, url: str) -> dict[str, str]:
-        doc = self._stored(url)
+        doc = stored_document(self._lore, self._job.tenant_id, url)
         headers = {}
         if doc is not None and doc.etag:
             headers["If-None-Match"] = doc.etag
@@ -68,37 +105,34 @@ class IngestSink:
         return headers
 
     async def __call__(self, page: Page) -> PageResult:
-        tenant = self._job.tenant_id
-        doc = self._stored(page.url)
-        if doc is not None and (page.status == 304 or doc.body_hash == bytes_hash(page.body)):
-            if page.status == 304:
-                links = self._lore.catalog.document_links(tenant, doc.id)
-                return PageResult("unchanged", "not_modified", doc.id, doc.chunk_count, links=links)
-            return PageResult("unchanged", "same_content", doc.id, doc.chunk_count)
-        if page.status == 304:  # validators of a document deleted since: fetch it whole next time
-            return PageResult("failed", "not_modified_but_not_stored")
-        source = SourceDocument(
-            tenant_id=tenant,
-            data=page.body,
-            url=page.url,
-            source="link",
-            source_id=self._job.id,
-            content_type=page.content_type,
-            fetched_at=page.fetched_at,
-            last_modified=page.headers.get("last-modified"),
-            etag=page.headers.get("etag"),
-            filename=urlsplit(page.final_url).path,
+        if (same := unchanged(self._lore, self._job.tenant_id, page)) is not None:
+            return same
+        async with self._index_lock:
+            return await anyio.to_thread.run_sync(store_page, self._lore, self._job, page)
+
+
+class QueueSink(IngestSink):
+    """Hands each changed page to the `lore worker`s on the queue engine (`queued`); the worker
+    that stores it records what became of it."""
+
+    def __init__(self, lore: Lore, job: Job, queue: PageQueue) -> None:
+        super().__init__(lore, job)
+        self._queue = queue
+
+    async def __call__(self, page: Page) -> PageResult:
+        if (same := unchanged(self._lore, self._job.tenant_id, page)) is not None:
+            return same
+        await self._queue.send(page_message(self._job.id, page))
+        # Queued once the broker has it; unless a worker was quicker and recorded it already.
+        self._lore.catalog.set_crawl_url(
+            self._job.id,
+            page.url,
+            when_state=("pending",),
+            state="queued",
+            status_code=page.status,
+            content_hash=bytes_hash(page.body),
         )
-        try:
-            prepared = await anyio.to_thread.run_sync(self._lore.prepare, source)
-            async with self._index_lock:
-                [result] = await anyio.to_thread.run_sync(self._lore.index, [prepared])
-        except IngestError as exc:
-            return PageResult("failed", f"{status_for(exc)[1]}: {exc}")
-        self._lore.catalog.set_document_links(tenant, result.document.id, page.links)
-        return PageResult(
-            "ingested", "", result.document.id, result.chunks, embedded=result.embedded
-        )
+        return PageResult("queued")
 
 
 class LinkJobRunner(JobRunner):
@@ -129,7 +163,7 @@ class LinkJobRunner(JobRunner):
 
     def _progress(self, counts: dict[str, int]) -> None:
         total = counts["discovered"] - counts["skipped"]
-        done = total - counts["pending"]
+        done = total - counts["pending"] - counts["queued"]
         self.progress(counts, f"{done} of {total} URLs done", done / total if total else 0.0)
 
     async def work(self) -> Outcome:
@@ -137,18 +171,26 @@ class LinkJobRunner(JobRunner):
         with contextlib.suppress(NotFoundError):  # a tenant without keys: the operator's own
             tenant = self.lore.catalog.get_tenant(self.job.tenant_id)
             spec = replace(spec, allowed_hosts=tenant.allowed_domains)
+        queue = page_queue(self.lore.settings)
+        sink = (
+            IngestSink(self.lore, self.job)
+            if queue is None
+            else QueueSink(self.lore, self.job, queue)
+        )
         self._crawl = crawl = SiteCrawl(
             self.job.id,
             spec,
             self.options(),
             self.lore.catalog,
-            IngestSink(self.lore, self.job),
+            sink,
             cancelled=self.cancelled,
             progress=self._progress,
             interrupted=self.interrupted,
         )
         summary = await crawl.run()
-        counts = summary.counts
+        if queue is not None:
+            await self._drain(crawl)
+        counts = crawl.counts()
         if self.interrupted():  # not an outcome: `run` leaves the job to be resumed
             return Outcome("running", counts)
         if summary.cancelled or self.cancelled():
@@ -174,6 +216,16 @@ class LinkJobRunner(JobRunner):
             f"{counts['skipped']} skipped, {counts['failed']} failed, {removed} removed{note}"
         )
         return Outcome("completed", counts, None, message)
+
+    async def _drain(self, crawl: SiteCrawl) -> None:
+        """Wait until the workers have stored (or failed) every page this crawl queued; a page
+        of a cancelled job is skipped by the worker that takes it."""
+        while not self.interrupted():
+            counts = crawl.counts()
+            if not counts["queued"]:
+                return
+            self._progress(counts)
+            await asyncio.sleep(DRAIN_POLL_S)
 
     def _remove_disappeared(self, crawl: SiteCrawl) -> int:
         """Delete the documents of earlier crawls of this site that this crawl did not find."""

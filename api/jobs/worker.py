@@ -53,13 +53,23 @@ def stale_claim(ttl_s: float) -> Callable[[Job], bool]:
 
 
 class JobWorker:
-    def __init__(self, lore: Lore, concurrency: int, run: Run, claim_ttl_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        lore: Lore,
+        concurrency: int,
+        run: Run,
+        claim_ttl_s: float = 30.0,
+        poll_s: float = 5.0,
+    ) -> None:
+        """`poll_s`: how often the catalog is asked for jobs nobody runs (at most a third of
+        `claim_ttl_s`)."""
         self._lore = lore
         self._run_job = run
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
         self._concurrency = concurrency
         self._ttl = claim_ttl_s
+        self._poll_s = min(poll_s, claim_ttl_s / 3)
         self._stale = stale_claim(claim_ttl_s)
         self._running: set[str] = set()
         self._queued: set[str] = set()
@@ -85,7 +95,7 @@ class JobWorker:
             for job in self._lore.catalog.jobs_with_status("queued", "running"):
                 if job.claimed_by is None or (job.claimed_by != self.owner and self._stale(job)):
                     self.submit(job.id)
-            await asyncio.sleep(min(5.0, self._ttl / 3))
+            await asyncio.sleep(self._poll_s)
 
     async def _work(self) -> None:
         while True:
