@@ -112,6 +112,8 @@ class PageQueue:
     def _process(self, message: dict[str, Any]) -> None:
         current = self._current.get_current_message()
         retries = int(current.options.get("retries", 0)) if current is not None else 0
+        if current is not None and getattr(current, "redelivered", False):
+            log.info("page %s redelivered: a worker stopped before storing it", message["url"])
         assert self._handler is not None
         self._handler(message, retries >= MAX_RETRIES)
 
