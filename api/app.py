@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -11,6 +12,7 @@ from typing import Any
 
 import anyio
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 
 from api import errors
 from api.auth import Authenticator
@@ -80,13 +82,42 @@ def create_app(
         version="0.1.0",
         summary="Knowledge ingestion and retrieval for web agents.",
         lifespan=lifespan,
+        responses=errors.ERROR_RESPONSES,
     )
     errors.install(app)
     app.include_router(health.router)
     app.include_router(knowledge.router)
     app.include_router(spa.router)
     app.include_router(agent.router)
+    app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+OPEN_PATHS = frozenset({"/healthz"})  # the routes that take no API key (api/auth.py)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, with the bearer key declared on every route that needs one."""
+    if app.openapi_schema is None:
+        document = get_openapi(
+            title=app.title,
+            version=app.version,
+            summary=app.summary,
+            routes=app.routes,
+        )
+        document.setdefault("components", {})["securitySchemes"] = {
+            "apiKey": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": "An API key: `Authorization: Bearer lore_...` (`lore keys create`).",
+            }
+        }
+        for path, operations in document["paths"].items():
+            if path not in OPEN_PATHS:
+                for operation in operations.values():
+                    operation["security"] = [{"apiKey": []}]
+        app.openapi_schema = document
+    return app.openapi_schema
 
 
 def serve_in_thread(app: FastAPI, timeout_s: float = 120.0) -> tuple[str, Any]:

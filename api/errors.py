@@ -8,7 +8,9 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 
+from api.schemas import ErrorBody
 from crawl import BrowserUnavailableError, FetchError
 from ingest import (
     DocumentTooLargeError,
@@ -63,6 +65,27 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
 ]
 
 
+# The error answers every operation may give, for the OpenAPI document (all in `ErrorBody`).
+ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
+    status: {"model": ErrorBody, "description": description}
+    for status, description in (
+        (400, "The request could not be read (e.g. too many files in one upload)."),
+        (401, "No API key, or an unknown or revoked one."),
+        (403, "The key's tenant may not read or write that domain."),
+        (404, "No such job, document, skill or route."),
+        (405, "The route does not take that method."),
+        (409, "The request conflicts with the resource's state."),
+        (413, "The upload or snapshot is too large."),
+        (415, "The file's type is not supported."),
+        (422, "A field is missing, of the wrong type or out of range; the message names it."),
+        (429, "The key's rate limit: retry after the Retry-After header's seconds."),
+        (502, "A page or webhook target did not answer as it should."),
+        (503, "The store, the embedder, the reranker or the browser is unavailable."),
+    )
+}
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+
+
 def status_for(exc: Exception) -> tuple[int, str]:
     for kind, status, code in _STATUS:
         if isinstance(exc, kind):
@@ -95,7 +118,17 @@ def install(app: FastAPI) -> None:
             problems.append(f"{where}: {err.get('msg')}")
         return JSONResponse(error_body("invalid_request", "; ".join(problems)), status_code=422)
 
+    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+        """Starlette's own answers (an unknown route, a wrong method, a multipart form it could
+        not read) in lore's shape."""
+        assert isinstance(exc, HTTPException)
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return JSONResponse(
+            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+        )
+
     app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     for kind in (
         IngestError,

@@ -17,6 +17,20 @@ class Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
 
+class ErrorBody(BaseModel):
+    """Every error answer of lore (mapped once, in api/errors.py)."""
+
+    error: str = Field(
+        description="A stable code: invalid_request, unauthorized, forbidden, not_found, "
+        "rate_limited, too_large, unsupported_type, store_unavailable, ...",
+        examples=["invalid_request"],
+    )
+    message: str = Field(
+        description="What went wrong (naming the field) and what to do.",
+        examples=["k: Input should be less than or equal to 50"],
+    )
+
+
 # Headers that say where or how the request goes are lore's to set: a caller's `Host` would
 # carry the POST to another site than the allowed domain the URL names.
 _TRANSPORT_HEADERS = frozenset(
@@ -181,6 +195,16 @@ class IngestResponse(Model):
     files: list[IngestedFile]
     indexed: int
     failed: int
+
+
+class IngestFailed(ErrorBody):
+    """422 of an upload: a field was wrong (`error` and `message` only), or none of several
+    files was indexed (and then each file's result too)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    files: list[IngestedFile] | None = None
+    indexed: int | None = None
+    failed: int | None = None
 
 
 class DocumentList(Model):

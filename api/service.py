@@ -255,6 +255,12 @@ def page_domain(url: str) -> str:
     return host.lower()
 
 
+def candidate_pool(max_k: int, k: int) -> int:
+    """How many fused candidates a search of `k` results draws from: the same for every k up to
+    `max_k` (the API's bound)."""
+    return max(max_k, k) + 10
+
+
 class Lore:
     """The embedded lore instance: store, catalog, embedder, fetcher."""
 
@@ -516,7 +522,11 @@ class Lore:
         """The engine's best candidates, re-scored by the reranker when one is configured, then
         re-ranked for freshness with near-duplicates collapsed."""
         vector = self.embedder.embed_query(text)
-        limit = max(k * 3, k + 10)
+        # One candidate pool for every k (the deepest k allowed, and 10 more for freshness and
+        # duplicates to choose from): the engine's fusion normalises over the pool, so a pool
+        # that grew with k gave k=1 a different first result than k=10. Now the best k are a
+        # prefix of the best k+1.
+        limit = candidate_pool(self.settings.max_k, k)
         if self.reranker is not None:
             limit = max(limit, self.settings.search.rerank_candidates)
         candidates = self.store.search(

@@ -91,6 +91,7 @@ def test_a_batch_where_every_file_fails_is_a_422_that_lists_them(seeded: TestCli
     body = response.json()
     assert [f["error"] for f in body["files"]] == ["extraction_failed", "empty_document"]
     assert body["indexed"] == 0 and body["failed"] == 2
+    assert body["error"] == "ingest_failed" and "none of the 2 files" in body["message"]
     assert snapshot(seeded) == before
 
 
@@ -176,3 +177,23 @@ def test_private_addresses_are_refused_unless_allowed(
     assert job["status"] == "failed"
     assert "blocked_address" in str(job["error"]) and "ALLOW_PRIVATE" in str(job["error"])
     assert site.requests == []
+
+
+def test_unknown_routes_and_methods_answer_in_lores_shape(seeded: TestClient) -> None:
+    missing = seeded.get("/knowledge/nowhere")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    wrong = seeded.put("/healthz")
+    assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
+    assert "detail" not in missing.json() and "detail" not in wrong.json()
+
+
+def test_the_openapi_document_declares_the_key_and_lores_errors(seeded: TestClient) -> None:
+    document = seeded.get("/openapi.json").json()
+    assert document["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            assert ("security" in operation) == (path != "/healthz"), path
+            for status in ("401", "404", "422", "429"):
+                schema = operation["responses"][status]["content"]["application/json"]["schema"]
+                assert schema["$ref"].rsplit("/", 1)[1] in ("ErrorBody", "IngestFailed"), path

@@ -4,7 +4,7 @@ history and tenant isolation through the HTTP API."""
 from __future__ import annotations
 
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from api import Lore, create_app
 from api.auth import Authenticator
-from ingest import HashEmbedder
-from retrieval import Chunk, Hit
+from ingest import HashEmbedder, SourceDocument
+from retrieval import Chunk, ChunkFilter, Hit
 from retrieval.ranking import Freshness, collapse_duplicates, rerank
 from tests.conftest import make_settings
 
@@ -167,3 +167,87 @@ def test_no_endpoint_returns_another_tenants_chunk(
                     gone = client.delete(f"/knowledge/documents/{foreign}", headers=mine)
                     assert gone.status_code == 404
     lore.close()
+
+
+WORDS = [
+    "invoice",
+    "billing",
+    "refund",
+    "account",
+    "password",
+    "reset",
+    "export",
+    "report",
+    "webhook",
+    "retry",
+    "limit",
+    "key",
+    "token",
+    "session",
+    "cookie",
+    "login",
+    "upload",
+    "crawl",
+    "page",
+    "sitemap",
+    "robots",
+    "delay",
+    "search",
+    "filter",
+]
+
+
+@pytest.fixture(scope="module")
+def small_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lore]:
+    """60 pages of 3 sections each over a shared vocabulary (so queries match many chunks with
+    close scores), some fetched long ago (freshness moves them), some near-duplicates. The
+    hash embedder: a deterministic fake, enough for a property of the ranking pipeline."""
+    import random
+
+    rng = random.Random(11)
+    data = tmp_path_factory.mktemp("k-prefix")
+    lore = Lore(make_settings(data, embedding={"backend": "hash"}))
+    sources = []
+    for n in range(60):
+        sections = []
+        for s in range(3):
+            words = " ".join(rng.choice(WORDS) for _ in range(40))
+            sections.append(f"## Part {s} of {n}\n\n{words.capitalize()}.\n")
+        if n % 10 == 3:  # a near-duplicate of an earlier page
+            sections[0] = sources[-1][1].split("\n\n## ")[0].replace(f"of {n - 1}", f"of {n}")
+        text = f"# Page {n}\n\n" + "\n\n".join(sections)
+        fetched = NOW - timedelta(days=rng.choice((1, 30, 400, 900)))
+        sources.append((n, text, fetched))
+    prepared = [
+        lore.prepare(
+            SourceDocument(
+                tenant_id=lore.tenant,
+                data=text.encode(),
+                url=f"https://docs.k.test/p{n}",
+                source="link",
+                source_id="k-prefix",
+                content_type="text/markdown",
+                fetched_at=fetched,
+            )
+        )
+        for n, text, fetched in sources
+    ]
+    lore.index(prepared)
+    yield lore
+    lore.close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
+    mode=st.sampled_from(["hybrid", "dense", "sparse"]),
+)
+def test_the_best_k_are_a_prefix_of_the_best_k_plus_more(
+    small_index: Lore, query: str, mode: str
+) -> None:
+    flt = ChunkFilter(tenant_ids=(small_index.tenant,))
+    deepest = [h.chunk.id for h in small_index.search(query, flt, 50, mode)]  # type: ignore[arg-type]
+    assert len(deepest) >= 20
+    for k in (1, 2, 3, 5, 10, 20):
+        top = [h.chunk.id for h in small_index.search(query, flt, k, mode)]  # type: ignore[arg-type]
+        assert top == deepest[:k], (query, mode, k)

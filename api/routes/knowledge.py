@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
 from api.deps import Authenticated, LoreDep, SearchSlots, WorkerDep
-from api.errors import ApiError, status_for
+from api.errors import ERROR_RESPONSES, ApiError, status_for
 from api.schemas import (
     ChunkView,
     CrawlUrlList,
@@ -19,6 +19,7 @@ from api.schemas import (
     DocumentView,
     IndexLinkRequest,
     IngestedFile,
+    IngestFailed,
     IngestResponse,
     JobAccepted,
     JobView,
@@ -105,6 +106,7 @@ async def _read_upload(item: UploadFile, limit: int) -> Upload:
     "/ingest",
     status_code=status.HTTP_201_CREATED,
     response_model=IngestResponse,
+    responses={422: {"model": IngestFailed, "description": ERROR_RESPONSES[422]["description"]}},
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -198,7 +200,12 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
         )
     response = IngestResponse(files=files, indexed=len(ready), failed=len(files) - len(ready))
     if not ready:
-        return JSONResponse(response.model_dump(mode="json", by_alias=True), status_code=422)
+        failed = IngestFailed(
+            error="ingest_failed",
+            message=f"none of the {len(files)} files was indexed; each file's error is in files",
+            **response.model_dump(),
+        )
+        return JSONResponse(failed.model_dump(mode="json", by_alias=True), status_code=422)
     return response
 
 
