@@ -74,8 +74,11 @@ def _newer(a: Chunk, b: Chunk) -> bool:
     return ref_a > ref_b
 
 
-def collapse_duplicates(hits: list[Hit], threshold: float) -> list[Hit]:
-    """Keep one hit per group of near-identical texts: the fresher, at the better rank."""
+def collapse_duplicates(hits: list[Hit], threshold: float, limit: int | None = None) -> list[Hit]:
+    """Keep one hit per group of near-identical texts: the fresher, at the better rank. With
+    `limit`, only the best `limit` kept hits are returned, the same as the first `limit` of the
+    whole collapse: once that many are kept, a later hit can only replace one of them with a
+    fresher copy (it is compared with those alone) and is otherwise dropped."""
     kept: list[Hit] = []
     shingles: list[set[tuple[str, ...]]] = []
     for hit in hits:
@@ -87,8 +90,9 @@ def collapse_duplicates(hits: list[Hit], threshold: float) -> list[Hit]:
                     shingles[index] = mine
                 break
         else:
-            kept.append(hit)
-            shingles.append(mine)
+            if limit is None or len(kept) < limit:
+                kept.append(hit)
+                shingles.append(mine)
     return kept
 
 
@@ -104,5 +108,5 @@ def rerank(
         adjusted.append(replace(hit, score=score))
     result = ranked(adjusted)
     if policy.duplicate_similarity is not None:
-        result = collapse_duplicates(result, policy.duplicate_similarity)
+        result = collapse_duplicates(result, policy.duplicate_similarity, limit)
     return result[:limit]
