@@ -9,8 +9,12 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU build of torch first: an unpinned torch pulls gigabytes of CUDA packages.
-	$(BIN)/pip install --quiet torch==2.13.0
+	# The CPU build of torch first: an unpinned torch pulls gigabytes of CUDA packages, and so
+	# does PyPI's own Linux wheel of torch; PyTorch's CPU index where it can be reached, else
+	# the configured index (this project's machines keep a CPU wheel there).
+	$(BIN)/pip install --quiet --retries 0 --timeout 15 torch==2.13.0 \
+		--index-url https://download.pytorch.org/whl/cpu \
+		|| $(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

@@ -32,9 +32,10 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def body_sentences(data: bytes) -> list[str]:
-    """The page's paragraph sentences of 10 to 30 words (no navigation, no code)."""
+    """The page's paragraph sentences of 10 to 30 words, inline code included (no navigation,
+    no code blocks)."""
     tree = lxml_html.fromstring(data)
-    for junk in tree.xpath("//nav|//header|//footer|//script|//style|//pre|//code"):
+    for junk in tree.xpath("//nav|//header|//footer|//script|//style|//pre"):
         junk.drop_tree()
     found = []
     for paragraph in tree.xpath("//p"):
