@@ -149,7 +149,8 @@ def serve(
 @app.command()
 def worker(
     threads: Annotated[
-        int | None, typer.Option(help="Pages stored at once (default: LORE_QUEUE__THREADS)")
+        int | None,
+        typer.Option(min=1, max=64, help="Pages stored at once (default: LORE_QUEUE__THREADS)"),
     ] = None,
     log_level: Annotated[str, typer.Option(help="Log level")] = "info",
 ) -> None:
@@ -160,7 +161,7 @@ def worker(
 
     settings = _settings()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pika").setLevel(logging.WARNING)
+    logging.getLogger("pika").setLevel(logging.CRITICAL)  # dramatiq reports what matters
     try:
         run_worker(settings, threads or settings.queue.threads)
     except (ValueError, QueueUnavailableError) as exc:

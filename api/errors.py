@@ -118,13 +118,16 @@ def install(app: FastAPI) -> None:
             problems.append(f"{where}: {err.get('msg')}")
         return JSONResponse(error_body("invalid_request", "; ".join(problems)), status_code=422)
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         """Starlette's own answers (an unknown route, a wrong method, a multipart form it could
         not read) in lore's shape."""
         assert isinstance(exc, HTTPException)
         code = _HTTP_CODES.get(exc.status_code, "http_error")
+        message = str(exc.detail)
+        if exc.status_code in (404, 405):
+            message = f"{message}: {request.method} {request.url.path} (see /docs)"
         return JSONResponse(
-            error_body(code, str(exc.detail)), status_code=exc.status_code, headers=exc.headers
+            error_body(code, message), status_code=exc.status_code, headers=exc.headers
         )
 
     app.add_exception_handler(ApiError, api_error)

@@ -98,7 +98,7 @@ class RedisRateLimiter:
         self._client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self._script = self._client.register_script(_TAKE)
         self._prefix = prefix
-        self._where = _without_password(url)
+        self._where = without_password(url)
         self._local = LocalRateLimiter()
         self._warned_at = -self.WARN_EVERY_S
         self._down_until = 0.0
@@ -126,7 +126,7 @@ class RedisRateLimiter:
         self._client.close()
 
 
-def _without_password(url: str) -> str:
+def without_password(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None:
         return url

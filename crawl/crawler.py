@@ -335,9 +335,17 @@ class SiteCrawl:
 
     async def _run(self, fetcher: Fetcher) -> CrawlSummary:
         if self.catalog.count_crawl_urls(self.job_id):
-            for done in self.catalog.crawl_urls(self.job_id, states=("ingested", "unchanged")):
+            for done in self.catalog.crawl_urls(
+                self.job_id, states=("ingested", "unchanged", "queued")
+            ):
                 if done.content_hash:
                     self._hashes.setdefault(done.content_hash, done.url)
+            # whether the crawl was limited is in its skipped URLs (a run that stopped early
+            # must not count as exhaustive and remove the pages it did not reach)
+            self._limited = any(
+                u.reason in ("max_pages", "max_depth")
+                for u in self.catalog.crawl_urls(self.job_id, states=("skipped",))
+            )
             if self.spec.strategy == "sitemap" and self._fell_back():
                 self.spec = replace(self.spec, strategy="spider")
             pending = self.catalog.crawl_urls(self.job_id, states=("pending",))
@@ -406,9 +414,10 @@ class SiteCrawl:
         cancelled = self._stopped is not None
         if self._stopped == "cancelled":
             for entry in self.catalog.crawl_urls(self.job_id, states=("pending",)):
-                self.catalog.set_crawl_url(
-                    self.job_id, entry.url, state="skipped", reason="cancelled"
-                )
+                self.catalog.set_crawl_url(  # unless a worker recorded it meanwhile
+                    self.job_id, entry.url, when_state=("pending",), state="skipped",
+                    reason="cancelled",
+                )  # fmt: skip
         counts = self.counts()
         self._report()
         return CrawlSummary(counts, exhaustive=not self._limited, cancelled=cancelled)
@@ -574,7 +583,13 @@ class SiteCrawl:
         log.info("job %s: %s failed: %s", self.job_id, context.request.url, reason)
         answered = reason.removeprefix("http_")  # an answer, if not a page: it counts as fetched
         status = int(answered) if answered.isdigit() else None
-        self._record(context.request.url, state="failed", reason=reason, status_code=status)
+        self._record(
+            context.request.url,
+            when_state=("pending",),  # a page a worker stored is not failed by its sending
+            state="failed",
+            reason=reason,
+            status_code=status,
+        )
 
     async def _skipped(self, url: str, reason: str) -> None:
         self._record(url, state="skipped", reason="robots" if reason == "robots_txt" else reason)

@@ -28,8 +28,9 @@ from qdrant_client import QdrantClient
 
 from api import Lore, Settings
 from api.jobs import run_job
-from retrieval import Catalog
-from tests.conftest import AUTH, Site, lore_server, rabbitmq_url
+from api.jobs.tier import give_up
+from retrieval import Catalog, CrawlUrl
+from tests.conftest import AUTH, Site, free_port, lore_server, rabbitmq_url
 from tests.test_crawl_crash import PAGES, build_site, chunk_ids, environment_settings, job_view
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -216,3 +217,38 @@ def test_a_worker_without_the_services_it_shares_says_which(tmp_path: Path) -> N
     code, out = run_worker_briefly(env)
     assert code == 2 and "set LORE_QUEUE__URL" in out, out
     assert "Traceback" not in out
+
+
+def test_a_worker_says_at_once_when_the_queue_engine_does_not_answer(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "LORE_DATA_DIR": str(tmp_path),
+        "LORE_DATABASE_URL": "postgresql+psycopg://lore@127.0.0.1:1/lore",
+        "LORE_QDRANT__URL": "http://127.0.0.1:1",
+        "LORE_QUEUE__URL": f"amqp://guest:hunter2@127.0.0.1:{free_port()}/%2F",
+    }
+    code, out = run_worker_briefly(env)
+    assert code == 2, out
+    assert "does not answer" in out and "hunter2" not in out and "Traceback" not in out, out
+
+
+def test_a_page_that_fails_its_last_attempt_is_recorded_so_its_job_can_finish(
+    tmp_path: Path,
+) -> None:
+    lore = Lore(Settings(**environment_settings(tmp_path / "data")))  # type: ignore[arg-type]
+    try:
+        job = lore.submit_link("https://docs.example.test/", "spider", max_pages=5, max_depth=1)
+        urls = ["https://docs.example.test/a", "https://docs.example.test/b"]
+        lore.catalog.add_crawl_urls(job.id, [CrawlUrl(u, 1, "queued") for u in urls])
+        give_up(lore, {"job": job.id, "url": urls[0]}, TimeoutError("over its time limit"))
+        give_up(lore, {"job": job.id, "url": "not in the job"}, ValueError("unreadable"))
+        first = lore.catalog.get_crawl_url(job.id, urls[0])
+        assert first is not None and first.state == "failed"
+        assert first.reason == "error: TimeoutError: over its time limit"
+        # an outcome a worker recorded is not overwritten by a later delivery's failure
+        lore.catalog.set_crawl_url(job.id, urls[1], state="ingested", chunks=3)
+        give_up(lore, {"job": job.id, "url": urls[1]}, RuntimeError("late"))
+        second = lore.catalog.get_crawl_url(job.id, urls[1])
+        assert second is not None and (second.state, second.chunks) == ("ingested", 3)
+    finally:
+        lore.close()

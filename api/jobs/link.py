@@ -16,7 +16,7 @@ from api.errors import status_for
 from api.jobs.base import JobRunner, Outcome
 from api.jobs.pages import PageQueue, page_message, page_queue
 from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
-from ingest import IngestError, SourceDocument
+from ingest import IngestError, PreparedDocument, SourceDocument
 from retrieval import CrawlUrl, Document, Job, NotFoundError, bytes_hash, document_id
 
 if TYPE_CHECKING:
@@ -65,9 +65,8 @@ def unchanged(lore: Lore, tenant: str, page: Page) -> PageResult | None:
     return None
 
 
-def store_page(lore: Lore, job: Job, page: Page) -> PageResult:
-    """Extract, chunk, embed and store a fetched page for the job's tenant (blocking)."""
-    source = SourceDocument(
+def page_document(job: Job, page: Page) -> SourceDocument:
+    return SourceDocument(
         tenant_id=job.tenant_id,
         data=page.body,
         url=page.url,
@@ -79,12 +78,29 @@ def store_page(lore: Lore, job: Job, page: Page) -> PageResult:
         etag=page.headers.get("etag"),
         filename=urlsplit(page.final_url).path,
     )
+
+
+def index_page(lore: Lore, job: Job, page: Page, prepared: PreparedDocument) -> PageResult:
+    """Embed and store an extracted page, and keep its links (blocking)."""
     try:
-        [result] = lore.index([lore.prepare(source)])
+        [result] = lore.index([prepared])
     except IngestError as exc:
-        return PageResult("failed", f"{status_for(exc)[1]}: {exc}")
+        return failed_page(exc)
     lore.catalog.set_document_links(job.tenant_id, result.document.id, page.links)
     return PageResult("ingested", "", result.document.id, result.chunks, embedded=result.embedded)
+
+
+def failed_page(exc: IngestError) -> PageResult:
+    return PageResult("failed", f"{status_for(exc)[1]}: {exc}")
+
+
+def store_page(lore: Lore, job: Job, page: Page) -> PageResult:
+    """Extract, chunk, embed and store a fetched page for the job's tenant (blocking)."""
+    try:
+        prepared = lore.prepare(page_document(job, page))
+    except IngestError as exc:
+        return failed_page(exc)
+    return index_page(lore, job, page, prepared)
 
 
 class IngestSink:
@@ -107,8 +123,15 @@ class IngestSink:
     async def __call__(self, page: Page) -> PageResult:
         if (same := unchanged(self._lore, self._job.tenant_id, page)) is not None:
             return same
+        # Extraction runs beside another page's embedding; one page is embedded at a time.
+        try:
+            prepared = await anyio.to_thread.run_sync(
+                self._lore.prepare, page_document(self._job, page)
+            )
+        except IngestError as exc:
+            return failed_page(exc)
         async with self._index_lock:
-            return await anyio.to_thread.run_sync(store_page, self._lore, self._job, page)
+            return await anyio.to_thread.run_sync(index_page, self._lore, self._job, page, prepared)
 
 
 class QueueSink(IngestSink):
@@ -221,6 +244,13 @@ class LinkJobRunner(JobRunner):
         """Wait until the workers have stored (or failed) every page this crawl queued; a page
         of a cancelled job is skipped by the worker that takes it."""
         while not self.interrupted():
+            if self.cancelled():  # not worth waiting for the queue to reach them
+                for entry in self.lore.catalog.crawl_urls(self.job.id, states=("queued",)):
+                    self.lore.catalog.set_crawl_url(
+                        self.job.id, entry.url, when_state=("queued",), state="skipped",
+                        reason="cancelled",
+                    )  # fmt: skip
+                return
             counts = crawl.counts()
             if not counts["queued"]:
                 return

@@ -1,6 +1,6 @@
 """A crawl's pages as units of work for `lore worker`s, on Dramatiq with RabbitMQ.
 
-With `LORE_QUEUE_URL` set, the runner of an index-link job (one per job, claimed in the
+With `LORE_QUEUE__URL` set, the runner of an index-link job (one per job, claimed in the
 catalog) fetches and follows links as always, and hands each changed page to the queue instead
 of storing it: a message with the page's body, on a durable queue, published with RabbitMQ's
 confirmation. Any worker takes it, extracts, chunks, embeds and stores it in the shared vector
@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from api.ratelimit import without_password
 from crawl import Page
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ def message_page(message: dict[str, Any]) -> Page:
     )
 
 
-Handler = Callable[[dict[str, Any], bool], None]  # (message, last attempt)
+Handler = Callable[[dict[str, Any]], None]
+GiveUp = Callable[[dict[str, Any], BaseException], None]  # (message, why)
 
 
 class PageQueue:
@@ -82,16 +84,25 @@ class PageQueue:
             from dramatiq.middleware import CurrentMessage, default_middleware  # noqa: PLC0415
         except ImportError as exc:
             raise QueueUnavailableError(
-                f"LORE_QUEUE_URL needs Dramatiq with RabbitMQ: {INSTALL}"
+                f"LORE_QUEUE__URL needs Dramatiq with RabbitMQ: {INSTALL}"
             ) from exc
         self.name = name
         self._current = CurrentMessage
+        try:  # a wrong address or password is said at start, not logged by every consumer
+            import pika  # noqa: PLC0415
+
+            pika.BlockingConnection(pika.URLParameters(url)).close()
+        except pika.exceptions.AMQPError as exc:
+            raise QueueUnavailableError(
+                f"the queue engine at {without_password(url)} does not answer: {exc!r}"
+            ) from exc
         self._broker = RabbitmqBroker(
             url=url,
             confirm_delivery=True,  # a page handed over is on the broker's disk
             middleware=[m() for m in default_middleware] + [CurrentMessage()],
         )
         self._handler: Handler | None = None
+        self._give_up: GiveUp | None = None
         self._actor = dramatiq.actor(
             broker=self._broker,
             actor_name=ACTOR,
@@ -113,25 +124,38 @@ class PageQueue:
         current = self._current.get_current_message()
         retries = int(current.options.get("retries", 0)) if current is not None else 0
         if current is not None and getattr(current, "redelivered", False):
-            log.info("page %s redelivered: a worker stopped before storing it", message["url"])
-        assert self._handler is not None
-        self._handler(message, retries >= MAX_RETRIES)
+            log.info("page %s redelivered: a worker stopped before storing it", message.get("url"))
+        assert self._handler is not None and self._give_up is not None
+        last = retries >= MAX_RETRIES
+        try:
+            self._handler(message)
+        except BaseException as exc:  # the time limit is a BaseException too
+            if not last or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            # acknowledged: the page's outcome is the error, not a message dead-lettered
+            self._give_up(message, exc)
 
-    def consume(self, handler: Handler, threads: int) -> None:
+    def consume(self, handler: Handler, give_up: GiveUp, threads: int) -> None:
         """Take pages in `threads` threads of this process until `stop`; a message is
-        acknowledged when `handler` returns, retried later when it raises."""
+        acknowledged when `handler` returns, retried later when it raises, and handed to
+        `give_up` when it raised on its last attempt."""
         import dramatiq  # noqa: PLC0415
 
         self._handler = handler
+        self._give_up = give_up
         self._worker = dramatiq.Worker(self._broker, queues={self.name}, worker_threads=threads)
         self._worker.start()
 
-    def stop(self, timeout_s: float) -> None:
-        """Stop taking pages: the ones being stored get `timeout_s` to finish; those taken but
-        not started go back to the queue (and any unfinished one, when the process exits)."""
+    def stop_consuming(self, timeout_s: float) -> None:
+        """Stop taking pages: the ones being stored get about `timeout_s` to finish; those taken
+        but not started go back to the queue (and any unfinished one, when the process exits)."""
         if self._worker is not None:
-            self._worker.stop(timeout=int(timeout_s * 1000))
+            # Dramatiq waits up to its timeout for the page threads, then for the consumers.
+            self._worker.stop(timeout=int(timeout_s * 500))
             self._worker = None
+
+    def close(self) -> None:
+        """After the job runners stopped sending."""
         self._sender.shutdown(wait=False)
         self._broker.close()
 

@@ -23,14 +23,15 @@ from api.jobs.registry import run_job
 from api.jobs.worker import JobWorker
 from api.service import Lore
 from api.settings import Settings
-from crawl import PageResult
+from crawl import Page, PageResult
 from retrieval import NotFoundError, bytes_hash
 
 log = logging.getLogger(__name__)
 
 # A page's URL is queued once the broker has it; a worker may take it a moment before that.
 WAITING = ("pending", "queued")
-PAGE_GRACE_S = 3.0  # pages being stored finish within this at a stop; jobs get as long after
+PAGE_GRACE_S = 3.0  # pages being stored, and jobs, get this long to stop
+STOP_S = 7.0  # then the worker exits whatever still runs (container runtimes allow 10 s)
 
 
 class WorkerTier:
@@ -47,9 +48,9 @@ class WorkerTier:
         pass
 
 
-def store_queued_page(lore: Lore, message: dict[str, Any], last_attempt: bool) -> None:
-    """Store one page taken from the queue and record its outcome; raises (the page is tried
-    again later) unless this is its last attempt, when the error is recorded instead."""
+def store_queued_page(lore: Lore, message: dict[str, Any]) -> None:
+    """Store one page taken from the queue and record its outcome; raises when it could not
+    (the page is tried again later, and recorded as failed by `give_up` after its last try)."""
     job_id, url = message["job"], message["url"]
     entry = lore.catalog.get_crawl_url(job_id, url)
     if entry is None or entry.state not in WAITING:  # done by an earlier delivery
@@ -64,25 +65,35 @@ def store_queued_page(lore: Lore, message: dict[str, Any], last_attempt: bool) -
         )
         return
     page = message_page(message)
-    try:
-        result = store_page(lore, job, page)
-    except Exception as exc:
-        if not last_attempt:
-            raise
-        log.exception("page %s of job %s failed on its last attempt", url, job_id)
-        result = PageResult("failed", f"error: {exc}")
+    result = store_page(lore, job, page)
+    record(lore, job_id, url, result, page)
+
+
+def record(lore: Lore, job_id: str, url: str, result: PageResult, page: Page | None) -> None:
+    """A page's outcome, unless an earlier delivery recorded one."""
     lore.catalog.set_crawl_url(
         job_id,
         url,
         when_state=WAITING,
         state=result.state,
         reason=result.reason,
-        status_code=page.status,
-        content_hash=bytes_hash(page.body),
         document_id=result.document_id,
         chunks=result.chunks,
         embedded=result.embedded,
+        **({"status_code": page.status, "content_hash": bytes_hash(page.body)} if page else {}),
     )
+
+
+def give_up(lore: Lore, message: dict[str, Any], why: BaseException) -> None:
+    """A page that failed on its last attempt (an error, its time limit, a message that cannot
+    be read) is recorded as failed, so that its job can finish."""
+    log.error("page %s of job %s failed on its last attempt: %r", message.get("url"),
+              message.get("job"), why)  # fmt: skip
+    try:
+        failed = PageResult("failed", f"error: {type(why).__name__}: {why}"[:500])
+        record(lore, str(message["job"]), str(message["url"]), failed, None)
+    except Exception:
+        log.exception("the failure of page %s could not be recorded", message.get("url"))
 
 
 def run_worker(settings: Settings, threads: int) -> None:
@@ -91,10 +102,7 @@ def run_worker(settings: Settings, threads: int) -> None:
     if queue is None:
         raise ValueError("lore worker takes its work from a queue engine: set LORE_QUEUE__URL")
     lore = Lore(settings)
-    try:
-        asyncio.run(_serve(lore, queue, threads))
-    finally:
-        lore.close()
+    asyncio.run(_serve(lore, queue, threads))
 
 
 async def _serve(lore: Lore, queue: PageQueue, threads: int) -> None:
@@ -107,7 +115,9 @@ async def _serve(lore: Lore, queue: PageQueue, threads: int) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     jobs.start()
-    queue.consume(functools.partial(store_queued_page, lore), threads)
+    queue.consume(
+        functools.partial(store_queued_page, lore), functools.partial(give_up, lore), threads
+    )
     log.info(
         "lore worker %d: jobs from the catalog, pages from queue %r (%d threads)",
         os.getpid(),
@@ -116,5 +126,22 @@ async def _serve(lore: Lore, queue: PageQueue, threads: int) -> None:
     )
     await stopping.wait()
     log.info("lore worker %d stopping", os.getpid())
-    await loop.run_in_executor(None, queue.stop, PAGE_GRACE_S)
-    await jobs.stop(grace_s=PAGE_GRACE_S)
+    # The job runners stop at their next page while the page threads finish theirs; the
+    # queue closes after the runners stopped sending. Whatever is still running after
+    # STOP_S (a task that does not let go) ends with the process: its pages go back to the
+    # queue, its jobs to the next worker.
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(
+                loop.run_in_executor(None, queue.stop_consuming, PAGE_GRACE_S),
+                jobs.stop(grace_s=PAGE_GRACE_S),
+            ),
+            STOP_S,
+        )
+    except TimeoutError:
+        log.warning("lore worker %d: work still running after %.0f s ends with it", os.getpid(),
+                    STOP_S)  # fmt: skip
+    queue.close()
+    lore.close()
+    logging.shutdown()
+    os._exit(0)  # tasks and threads that did not stop are not waited for
