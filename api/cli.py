@@ -18,9 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from api.schemas import JobView
 from api.settings import Settings
-from crawl import BrowserUnavailableError
 
 if TYPE_CHECKING:
     from retrieval import Job
@@ -197,6 +195,8 @@ def index_link(
     }
     if server is None:
         from api.jobs import run_job  # noqa: PLC0415 - loads the model: only when working locally
+        from api.schemas import JobView  # noqa: PLC0415
+        from crawl import BrowserUnavailableError  # noqa: PLC0415
 
         lore = _local()
         try:

@@ -68,3 +68,27 @@ def test_async_client_sends_the_same_calls(server: tuple[str, str]) -> None:
             assert context.skills == [] and context.chunks
 
     asyncio.run(run())
+
+
+def test_the_client_and_the_clis_help_do_not_import_the_server() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, api.client; "
+        "print(sorted(m for m in ('fastapi', 'sqlalchemy', 'crawlee', 'playwright', 'qdrant_edge')"
+        " if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]", done.stdout
+    probe = (
+        "import sys; from typer.testing import CliRunner; from api.cli import app; "
+        "assert CliRunner().invoke(app, ['--help']).exit_code == 0; "
+        "print('fastapi' in sys.modules, 'sqlalchemy' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False False", done.stdout + done.stderr
