@@ -32,6 +32,24 @@ console = Console(stderr=True)
 out = Console()
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version  # noqa: PLC0415
+
+        out.print(f"lore {version('lore')}", highlight=False)
+        raise typer.Exit
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """lore: knowledge ingestion and retrieval for web agents."""
+
+
 def _settings() -> Settings:
     try:
         return Settings()
@@ -241,13 +259,14 @@ def index_link(
                 time.sleep(0.3)
     if view["status"] != "completed":
         _fail(f"job {view['status']}: {view['error']}")
-    console.print(f"[green]{view['message']}[/green] counts: {view['counts']}")
+    counts = ", ".join(f"{n} {name}" for name, n in view["counts"].items() if n)
+    console.print(f"[green]{view['message']}[/green] ({counts})")
 
 
 def _bar_fields(view: dict[str, Any]) -> dict[str, Any]:
     counts = view.get("counts") or {}
     total = counts.get("discovered", 0) - counts.get("skipped", 0)
-    done = total - counts.get("pending", 0)
+    done = total - counts.get("pending", 0) - counts.get("queued", 0)
     return {
         "completed": done,
         "total": total or None,
@@ -433,8 +452,11 @@ def keys_create(
         _fail(str(exc), 2)
     finally:
         catalog.close()
-    console.print(f"key {record.id} for tenant {tenant!r} (allowedDomains: {', '.join(domains)})")
-    console.print(f"[bold]{key}[/bold]  (shown once)")
+    console.print(
+        f"key {record.id} for tenant {tenant!r} (allowedDomains: {', '.join(domains)}); "
+        "the key, on standard output, is shown once:"
+    )
+    out.print(key, markup=False, highlight=False, soft_wrap=True)  # KEY=$(lore keys create ...)
 
 
 @keys_app.command("list")

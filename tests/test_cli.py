@@ -121,7 +121,8 @@ def test_keys_are_created_listed_and_revoked(env: dict[str, str]) -> None:
     )
     assert made.returncode == 0, made.stderr
     output = made.stdout + made.stderr
-    [key] = [w for w in output.split() if w.startswith("lore_")]
+    key = made.stdout.strip()  # the key alone on stdout, for scripts
+    assert key.startswith("lore_") and key not in made.stderr
     assert "allowedDomains: *.acme.test" in " ".join(output.split())
     listed = lore(env, "keys", "list", "--tenant", "acme")
     line = " ".join((listed.stdout + listed.stderr).split())
@@ -174,3 +175,8 @@ def test_serve_prints_a_first_key_once(env: dict[str, str]) -> None:
     assert len(keys) == 1 and status == 200  # the printed key works
     keys, status = serve()
     assert keys == [] and status == 401  # a key exists: none is made, none printed
+
+
+def test_the_version_is_printed(env: dict[str, str]) -> None:
+    done = lore(env, "--version")
+    assert done.returncode == 0 and done.stdout.strip() == "lore 0.1.0", done.stdout + done.stderr
