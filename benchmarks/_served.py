@@ -79,6 +79,24 @@ def prepared_data(
     return key, calls
 
 
+@contextmanager
+def site_process(root: Path) -> Iterator[str]:
+    """A static server for `root` on 127.0.0.1 in a process of its own (its CPU is not the
+    benchmark's); its base URL. Stopped at the end."""
+    port = free_port()
+    site = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        site.terminate()
+        site.wait(10)
+
+
 class Memory(threading.Thread):
     """Peak resident memory of a process and all its children together, and of each alone."""
 

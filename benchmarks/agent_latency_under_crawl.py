@@ -19,15 +19,13 @@ and the peak resident memory of all of lore's processes together (sampled every 
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import httpx
 from _common import percentile, summary_ms
-from _served import Memory, add_data_options, free_port, lore_serve, prepared_data
+from _served import Memory, add_data_options, lore_serve, prepared_data, site_process
 
 
 def ask(client: httpx.Client, call: tuple, interval: float = 0.0) -> float:
@@ -49,48 +47,37 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         key, calls = prepared_data(data, args.corpus, args.pages, args.scale, args.data_cache)
-        site_port = free_port()
-        site = subprocess.Popen(
-            [sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1"],
-            cwd=args.corpus,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            with lore_serve(data) as (base, server):
-                memory = Memory(server.pid)
-                memory.start()
-                with httpx.Client(
-                    base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
-                ) as client:
-                    for call in calls[:20]:  # warm-up
-                        ask(client, call)
-                    idle = [
-                        ask(client, calls[i % len(calls)], args.interval)
-                        for i in range(args.queries)
-                    ]
-                    idle_peak = memory.peak
-                    job = client.post(
-                        "/knowledge/index-link",
-                        json={
-                            "url": f"http://127.0.0.1:{site_port}/index.html",
-                            "strategy": "spider",
-                            "maxPages": args.crawl_pages,
-                            "maxDepth": 10,
-                        },
-                    ).json()["jobId"]
-                    started, during, i, status = time.monotonic(), [], 0, {}
-                    while True:
-                        during.append(ask(client, calls[i % len(calls)], args.interval))
-                        i += 1
-                        if i % 10 == 0:
-                            status = client.get(f"/knowledge/jobs/{job}").json()
-                            if status["status"] not in ("queued", "running"):
-                                break
-                    crawl_s = time.monotonic() - started
-                memory.stop.set()
-        finally:
-            site.terminate()
+        with site_process(args.corpus) as site, lore_serve(data) as (base, server):
+            memory = Memory(server.pid)
+            memory.start()
+            with httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60
+            ) as client:
+                for call in calls[:20]:  # warm-up
+                    ask(client, call)
+                idle = [
+                    ask(client, calls[i % len(calls)], args.interval) for i in range(args.queries)
+                ]
+                idle_peak = memory.peak
+                job = client.post(
+                    "/knowledge/index-link",
+                    json={
+                        "url": f"{site}/index.html",
+                        "strategy": "spider",
+                        "maxPages": args.crawl_pages,
+                        "maxDepth": 10,
+                    },
+                ).json()["jobId"]
+                started, during, i, status = time.monotonic(), [], 0, {}
+                while True:
+                    during.append(ask(client, calls[i % len(calls)], args.interval))
+                    i += 1
+                    if i % 10 == 0:
+                        status = client.get(f"/knowledge/jobs/{job}").json()
+                        if status["status"] not in ("queued", "running"):
+                            break
+                crawl_s = time.monotonic() - started
+            memory.stop.set()
         counts = status.get("counts", {})
         pages = counts.get("ingested", 0) + counts.get("unchanged", 0)
         print(f"one call every {args.interval:.2f} s")

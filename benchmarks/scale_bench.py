@@ -29,7 +29,7 @@ from pathlib import Path
 import httpx
 import psutil
 from _common import default_corpus
-from _served import free_port, lore_serve
+from _served import lore_serve, site_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the test-only Qdrant stand-in
 from tests.qdrant_standin import QdrantStandIn
@@ -178,39 +178,29 @@ def main() -> None:
     args = parser.parse_args()
     key = f"lore_scale-bench-{secrets.token_hex(8)}"
     os.environ["LORE_AUTH__BOOTSTRAP_KEY"] = os.environ["LORE_API_KEY"] = key
-    site_port = free_port()
-    site = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(site_port), "--bind", "127.0.0.1"],
-        cwd=args.corpus,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    start = f"http://127.0.0.1:{site_port}/index.html"
     print(f"{os.cpu_count()} cores; site {args.corpus}; {args.pages} pages per crawl")
     print(f"vectors: {args.qdrant_url or 'the test-only Qdrant stand-in (in this process)'}")
     runs = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            mapped = crawl_once(1, start, args.pages, args.qdrant_url, Path(tmp), True)
-            print(
-                f"one job's runner alone (map: fetch, parse, follow): {mapped.rate:.1f} pages/s, "
-                f"{mapped.per_page_ms(mapped.worker_cpu):.1f} ms CPU per page"
+    with site_process(args.corpus) as site, tempfile.TemporaryDirectory() as tmp:
+        start = f"{site}/index.html"
+        mapped = crawl_once(1, start, args.pages, args.qdrant_url, Path(tmp), True)
+        print(
+            f"one job's runner alone (map: fetch, parse, follow): {mapped.rate:.1f} pages/s, "
+            f"{mapped.per_page_ms(mapped.worker_cpu):.1f} ms CPU per page"
+        )
+        for n in args.workers:
+            run = crawl_once(n, start, args.pages, args.qdrant_url, Path(tmp), False)
+            runs.append(run)
+            services = ", ".join(
+                f"{name} {run.per_page_ms(cpu):.1f}" for name, cpu in run.services.items()
             )
-            for n in args.workers:
-                run = crawl_once(n, start, args.pages, args.qdrant_url, Path(tmp), False)
-                runs.append(run)
-                services = ", ".join(
-                    f"{name} {run.per_page_ms(cpu):.1f}" for name, cpu in run.services.items()
-                )
-                print(
-                    f"{n} worker(s): {run.pages} pages in {run.seconds:.1f} s = "
-                    f"{run.rate:.2f} pages/s; CPU ms per page: workers "
-                    f"{run.per_page_ms(run.worker_cpu):.0f}, "
-                    f"API {run.per_page_ms(run.api_cpu):.1f}, "
-                    f"vector store {run.per_page_ms(run.store_cpu):.1f}, {services}"
-                )
-    finally:
-        site.terminate()
+            print(
+                f"{n} worker(s): {run.pages} pages in {run.seconds:.1f} s = "
+                f"{run.rate:.2f} pages/s; CPU ms per page: workers "
+                f"{run.per_page_ms(run.worker_cpu):.0f}, "
+                f"API {run.per_page_ms(run.api_cpu):.1f}, "
+                f"vector store {run.per_page_ms(run.store_cpu):.1f}, {services}"
+            )
     if not runs:
         return
     best = min(runs, key=lambda r: r.per_page_ms(r.worker_cpu))
