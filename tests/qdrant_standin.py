@@ -70,6 +70,14 @@ def _payload(overwrite: bool) -> Route:
     return route
 
 
+def _reads(request: models.ScrollRequest | models.PointRequest) -> dict[str, Any]:
+    """What a read returns of each point: Qdrant's REST defaults (payload yes, vectors no)."""
+    return {
+        "with_payload": request.with_payload if request.with_payload is not None else True,
+        "with_vectors": request.with_vector or False,
+    }
+
+
 def _scroll(client: QdrantClient, name: str, body: dict[str, Any]) -> Any:
     request = models.ScrollRequest.model_validate(body)
     records, offset = client.scroll(
@@ -77,8 +85,7 @@ def _scroll(client: QdrantClient, name: str, body: dict[str, Any]) -> Any:
         scroll_filter=request.filter,
         limit=request.limit or 10,
         offset=request.offset,
-        with_payload=request.with_payload if request.with_payload is not None else True,
-        with_vectors=request.with_vector or False,
+        **_reads(request),
     )
     return {"points": _dump(records), "next_page_offset": offset}
 
@@ -90,12 +97,7 @@ def _count(client: QdrantClient, name: str, body: dict[str, Any]) -> Any:
 
 def _retrieve(client: QdrantClient, name: str, body: dict[str, Any]) -> Any:
     request = models.PointRequest.model_validate(body)
-    return client.retrieve(
-        name,
-        request.ids,
-        with_payload=request.with_payload if request.with_payload is not None else True,
-        with_vectors=request.with_vector or False,
-    )
+    return client.retrieve(name, request.ids, **_reads(request))
 
 
 def _query(client: QdrantClient, name: str, body: dict[str, Any]) -> Any:

@@ -70,25 +70,25 @@ def test_async_client_sends_the_same_calls(server: tuple[str, str]) -> None:
     asyncio.run(run())
 
 
-def test_the_client_and_the_clis_help_do_not_import_the_server() -> None:
+def _python(code: str) -> str:
     import subprocess
     import sys
 
-    probe = (
-        "import sys, api.client; "
-        "print(sorted(m for m in ('fastapi', 'sqlalchemy', 'crawlee', 'playwright', 'qdrant_edge')"
-        " if m in sys.modules))"
-    )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert done.stdout.strip() == "[]", done.stdout
-    probe = (
+    return done.stdout.strip()
+
+
+def test_the_client_and_the_clis_help_do_not_import_the_server() -> None:
+    server = "('fastapi', 'sqlalchemy', 'crawlee', 'playwright', 'qdrant_edge')"
+    loaded = _python(
+        f"import sys, api.client; print(sorted(m for m in {server} if m in sys.modules))"
+    )
+    assert loaded == "[]", loaded
+    loaded = _python(
         "import sys; from typer.testing import CliRunner; from api.cli import app; "
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0; "
         "print('fastapi' in sys.modules, 'sqlalchemy' in sys.modules)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert done.stdout.strip() == "False False", done.stdout + done.stderr
+    assert loaded == "False False", loaded

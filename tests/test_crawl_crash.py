@@ -58,6 +58,19 @@ def chunk_ids(data_dir: Path) -> set[str]:
         lore.close()
 
 
+def reference_chunk_ids(url: str, data_dir: Path) -> set[str]:
+    """The chunk ids of a spider crawl of `url` (the built site), uninterrupted, in this process
+    with the embedded default."""
+    lore = Lore(Settings(**environment_settings(data_dir)))  # type: ignore[arg-type]
+    try:
+        job = lore.submit_link(url, "spider", max_pages=1000, max_depth=3)
+        done = asyncio.run(run_job(lore, job.id))
+        assert done.status == "completed" and done.counts["ingested"] == PAGES + 1
+    finally:
+        lore.close()
+    return chunk_ids(data_dir)
+
+
 def job_view(url: str, job_id: str) -> dict[str, object]:
     body: dict[str, object] = httpx.get(
         f"{url}/knowledge/jobs/{job_id}", headers=AUTH, timeout=5
@@ -71,16 +84,7 @@ def test_a_killed_crawl_resumes_without_losing_or_duplicating_chunks(
     build_site(site)
     request = {"url": site.url("/"), "strategy": "spider", "maxPages": 1000, "maxDepth": 3}
 
-    # The reference: the same crawl, uninterrupted, in this process.
-    reference_dir = tmp_path / "reference"
-    lore = Lore(Settings(**environment_settings(reference_dir)))  # type: ignore[arg-type]
-    try:
-        job = lore.submit_link(request["url"], "spider", max_pages=1000, max_depth=3)
-        done = asyncio.run(run_job(lore, job.id))
-        assert done.status == "completed" and done.counts["ingested"] == PAGES + 1
-    finally:
-        lore.close()
-    expected = chunk_ids(reference_dir)
+    expected = reference_chunk_ids(request["url"], tmp_path / "reference")
     assert len(expected) > 2 * PAGES
 
     site.requests.clear()

@@ -11,7 +11,6 @@ processes slower to start)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import signal
@@ -27,11 +26,16 @@ import pytest
 from qdrant_client import QdrantClient
 
 from api import Lore, Settings
-from api.jobs import run_job
 from api.jobs.tier import give_up
 from retrieval import Catalog, CrawlUrl
 from tests.conftest import AUTH, Site, free_port, lore_server, rabbitmq_url
-from tests.test_crawl_crash import PAGES, build_site, chunk_ids, environment_settings, job_view
+from tests.test_crawl_crash import (
+    PAGES,
+    build_site,
+    environment_settings,
+    job_view,
+    reference_chunk_ids,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -108,15 +112,7 @@ def test_workers_share_one_crawl_and_lose_nothing_when_killed(
 ) -> None:
     build_site(site)
     request = {"url": site.url("/"), "strategy": "spider", "maxPages": 1000, "maxDepth": 3}
-    # The reference: the same crawl in one process, the embedded default.
-    reference_dir = tmp_path / "reference"
-    lore = Lore(Settings(**environment_settings(reference_dir)))  # type: ignore[arg-type]
-    try:
-        job = lore.submit_link(request["url"], "spider", max_pages=1000, max_depth=3)
-        assert asyncio.run(run_job(lore, job.id)).status == "completed"
-    finally:
-        lore.close()
-    expected = chunk_ids(reference_dir)
+    expected = reference_chunk_ids(request["url"], tmp_path / "reference")  # one process
     site.requests.clear()
 
     tag = secrets.token_hex(4)
