@@ -306,8 +306,22 @@ class QueryResponse(Model):
     chunks: list[ChunkView]
 
 
+class JobsStatus(Model):
+    mode: Literal["process", "in-process", "workers"] = Field(
+        ...,
+        description="'process': a job process of this server's own; 'in-process': this "
+        "server's event loop; 'workers': `lore worker` processes (the API runs no jobs).",
+    )
+    alive: bool = Field(..., description="Whether what runs this server's jobs is running.")
+    restarts: int = Field(0, description="How often the job process died and was started again.")
+    pid: int | None = Field(None, description="The job process's id, where there is one.")
+
+
 class Health(Model):
-    status: Literal["ok"]
+    status: Literal["ok", "degraded"] = Field(
+        ..., description="'degraded': the job process is down (queries still work)."
+    )
+    jobs: JobsStatus
     version: str
     embedding_model: str
     chunks: int

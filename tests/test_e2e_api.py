@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -246,6 +247,8 @@ def test_health_and_openapi(make_client: Callable[..., TestClient]) -> None:
     client = make_client()
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["embeddingModel"] == "all-MiniLM-L6-v2-onnx-int8"
+    jobs = {"mode": "in-process", "alive": True, "restarts": 0, "pid": os.getpid()}
+    assert health["jobs"] == jobs
     spec = client.get("/openapi.json").json()
     for path in (
         "/knowledge/index-link",

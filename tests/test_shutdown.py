@@ -77,3 +77,33 @@ def test_the_job_process_stops_when_its_server_is_killed(site: Site, tmp_path: P
         proc.wait(timeout=10)
         _, alive = psutil.wait_procs(family, timeout=15)
         assert not alive, alive
+
+
+def test_a_killed_job_process_is_started_again_and_finishes_the_crawl(
+    site: Site, tmp_path: Path
+) -> None:
+    build_site(site)
+    data_dir = tmp_path / "data"
+    with lore_server(environment(data_dir)) as (url, proc):
+        health = httpx.get(f"{url}/healthz").json()
+        assert health["status"] == "ok" and health["jobs"]["mode"] == "process", health
+        assert health["jobs"]["alive"] and health["jobs"]["restarts"] == 0, health
+        job_id = start_crawl(url, site, 20)
+        first = psutil.Process(health["jobs"]["pid"])
+        first.kill()  # what the kernel's OOM killer does
+        first.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while not (health := httpx.get(f"{url}/healthz").json())["jobs"]["restarts"]:
+            assert time.monotonic() < deadline, health
+            time.sleep(0.1)
+        assert health["jobs"]["pid"] != first.pid, health
+        deadline = time.monotonic() + 180
+        while (view := job_view(url, job_id))["status"] != "completed":
+            assert view["status"] == "running" and time.monotonic() < deadline, view
+            time.sleep(0.2)
+        health = httpx.get(f"{url}/healthz").json()
+        assert health["status"] == "ok" and health["jobs"]["alive"], health
+        assert proc.poll() is None  # the API served throughout
+    counts = view["counts"]
+    assert counts["ingested"] + counts["unchanged"] == PAGES + 1, counts  # type: ignore[index,operator]
+    assert counts["chunks"] == len(chunk_ids(data_dir)), counts  # type: ignore[index]

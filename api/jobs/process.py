@@ -27,7 +27,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from api.jobs.registry import run_job
-from api.jobs.worker import JobWorker
+from api.jobs.worker import JobsHealth, JobWorker
 from api.service import Lore
 from api.settings import Settings
 from retrieval import RemoteStore, StoreServer
@@ -37,52 +37,94 @@ log = logging.getLogger(__name__)
 NICENESS = 10
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 STOP_S = 4.0  # the job process's own limit for stopping its jobs (the parent waits grace_s)
+RESTART_MAX_S = 60.0  # the longest wait before starting a job process that keeps dying
 
 
 class JobProcess:
-    """The parent's handle: starts the job process, serves it the store, sends it jobs."""
+    """The parent's handle: starts the job process, serves it the store, sends it jobs, and
+    starts it again when it dies (a crash, the kernel's OOM killer): its running jobs were
+    claimed by a process that no longer runs, so the new one takes them over at once."""
 
     def __init__(self, lore: Lore, grace_s: float = 5.0) -> None:
         self._lore = lore
         self._grace_s = grace_s
-        context = multiprocessing.get_context("spawn")
-        self._store_pipe, child_store = context.Pipe()
-        self._control, child_control = context.Pipe()
-        self._process = context.Process(
+        self._context = multiprocessing.get_context("spawn")
+        self._lock = threading.Lock()  # the pipes and the process change on a restart
+        self._stopping = threading.Event()
+        self.restarts = 0
+
+    def _spawn(self) -> None:
+        self._store_pipe, child_store = self._context.Pipe()
+        self._control, child_control = self._context.Pipe()
+        self._process = self._context.Process(
             target=_main,
-            args=(lore.settings.model_dump(), child_store, child_control, _log_level()),
+            args=(self._lore.settings.model_dump(), child_store, child_control, _log_level()),
             name="lore-jobs",
             daemon=True,
         )
-        self._server = StoreServer(lore.store, self._store_pipe)
-        self._child_ends = (child_store, child_control)
+        self._server = StoreServer(self._lore.store, self._store_pipe)
+        self._process.start()
+        for end in (child_store, child_control):
+            end.close()  # the child holds them now: its death closes the pipes here
+        self._server.start()
+        log.info("job process %s started (nice +%d)", self._process.pid, NICENESS)
 
     @property
     def pid(self) -> int | None:
         return self._process.pid
 
+    def health(self) -> JobsHealth:
+        return JobsHealth("process", self._process.is_alive(), self.restarts, self._process.pid)
+
     def start(self) -> None:
-        self._process.start()
-        for end in self._child_ends:
-            end.close()  # the child holds them now: its death closes the pipes here
-        self._server.start()
-        log.info("job process %s started (nice +%d)", self._process.pid, NICENESS)
+        self._spawn()
+        threading.Thread(target=self._watch, name="lore-jobs-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        """Start the job process again when it dies before `stop`: at once the first time,
+        then after up to RESTART_MAX_S between attempts while it keeps dying."""
+        delay = 0.0
+        while True:
+            process = self._process
+            process.join()
+            if self._stopping.is_set():
+                return
+            log.error(
+                "job process %s died (exit code %s); starting it again in %.0f s",
+                process.pid,
+                process.exitcode,
+                delay,
+            )
+            if self._stopping.wait(delay):
+                return
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self._control.close()
+                self._store_pipe.close()
+                self._spawn()
+                self.restarts += 1
+            delay = min(max(1.0, delay * 2), RESTART_MAX_S)
 
     def submit(self, job_id: str) -> None:
         try:
-            self._control.send(("submit", job_id))
-        except OSError:  # the job process is gone; the next start resumes the job
+            with self._lock:
+                self._control.send(("submit", job_id))
+        except OSError:  # the job process is gone; it finds the job when it starts again
             log.warning("job %s queued, but the job process is not running", job_id)
 
     async def stop(self) -> None:
-        if self._process.is_alive():
+        self._stopping.set()
+        with self._lock:
+            process = self._process
+        if process.is_alive():
             with contextlib.suppress(OSError):
                 self._control.send(("stop", None))
-            await asyncio.to_thread(self._process.join, self._grace_s)
-        if self._process.is_alive():
+            await asyncio.to_thread(process.join, self._grace_s)
+        if process.is_alive():
             log.warning("job process did not stop within %.0f s: killed", self._grace_s)
-            self._process.kill()
-            await asyncio.to_thread(self._process.join, 5)
+            process.kill()
+            await asyncio.to_thread(process.join, 5)
         self._control.close()
         self._store_pipe.close()
 

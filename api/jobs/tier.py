@@ -20,7 +20,7 @@ from typing import Any
 from api.jobs.link import store_page
 from api.jobs.pages import PageQueue, message_page, page_queue
 from api.jobs.registry import run_job
-from api.jobs.worker import JobWorker
+from api.jobs.worker import JobsHealth, JobWorker
 from api.service import Lore
 from api.settings import Settings
 from crawl import Page, PageResult
@@ -40,6 +40,9 @@ class WorkerTier:
 
     def start(self) -> None:
         pass
+
+    def health(self) -> JobsHealth:
+        return JobsHealth("workers", True)
 
     def submit(self, job_id: str) -> None:
         pass

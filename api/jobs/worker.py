@@ -12,6 +12,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 from api.service import Lore
@@ -52,6 +53,16 @@ def stale_claim(ttl_s: float) -> Callable[[Job], bool]:
     return stale
 
 
+@dataclass(frozen=True)
+class JobsHealth:
+    """What runs an API instance's jobs, for `/healthz`."""
+
+    mode: str  # "process", "in-process" (the caller's event loop) or "workers" (`lore worker`)
+    alive: bool
+    restarts: int = 0
+    pid: int | None = None
+
+
 class JobWorker:
     def __init__(
         self,
@@ -82,6 +93,10 @@ class JobWorker:
             for n in range(self._concurrency)
         ]
         self._tasks.append(asyncio.create_task(self._watch(), name="lore-worker-watch"))
+
+    def health(self) -> JobsHealth:
+        alive = bool(self._tasks) and not any(task.done() for task in self._tasks)
+        return JobsHealth("in-process", alive, pid=os.getpid())
 
     def submit(self, job_id: str) -> None:
         if job_id not in self._queued and job_id not in self._running:

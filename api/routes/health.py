@@ -2,19 +2,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from api.deps import LoreDep
-from api.schemas import Health
+from api.deps import LoreDep, WorkerDep
+from api.schemas import Health, JobsStatus
 from retrieval import ChunkFilter
 
 router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=Health, response_model_by_alias=True)
-def healthz(lore: LoreDep) -> Health:
+def healthz(lore: LoreDep, worker: WorkerDep) -> Health:
+    """`degraded` while the process that runs `lore serve`'s jobs is down (it is started again
+    at once, then with a growing delay while it keeps dying): queries are answered, new and
+    running jobs wait for it."""
     from importlib.metadata import version  # noqa: PLC0415
 
+    jobs = worker.health()
     return Health(
-        status="ok",
+        status="ok" if jobs.alive else "degraded",
+        jobs=JobsStatus(mode=jobs.mode, alive=jobs.alive, restarts=jobs.restarts, pid=jobs.pid),
         version=version("lore"),
         embedding_model=lore.embedder.name,
         chunks=lore.store.count(
