@@ -154,6 +154,42 @@ class Job:
         )
 
 
+@dataclass(frozen=True)
+class Document:
+    id: str
+    url: str
+    title: str
+    doc_type: str
+    source: str
+    chunk_count: int
+    updated_at: str
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Document:
+        return cls(
+            id=data["id"],
+            url=data["url"],
+            title=data["title"],
+            doc_type=data["docType"],
+            source=data["source"],
+            chunk_count=int(data["chunkCount"]),
+            updated_at=data["updatedAt"],
+        )
+
+
+@dataclass(frozen=True)
+class DocumentText:
+    """A document whole: `markdown` (None for an SPA page's phases) and its chunks in order."""
+
+    document: Document
+    markdown: str | None
+    chunks: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> DocumentText:
+        return cls(Document.of(data["document"]), data.get("markdown"), list(data["chunks"]))
+
+
 # The endpoints, once ---------------------------------------------------------------------------
 
 
@@ -257,6 +293,88 @@ def job(job_id: str) -> Call[Job]:
     return Call("GET", f"/knowledge/jobs/{job_id}", Job.of)
 
 
+def jobs(
+    status: list[str] | None = None, kind: list[str] | None = None, limit: int = 50, offset: int = 0
+) -> Call[list[Job]]:
+    """The key's jobs, newest first (GET /knowledge/jobs)."""
+    params = _camel(status=status, kind=kind, limit=limit, offset=offset)
+    return Call("GET", "/knowledge/jobs", lambda d: [Job.of(j) for j in d["jobs"]], params=params)
+
+
+def cancel_job(job_id: str) -> Call[Job]:
+    return Call("POST", f"/knowledge/jobs/{job_id}/cancel", Job.of)
+
+
+def _document_filters(
+    url_prefix: str | None,
+    domain: str | None,
+    doc_type: str | None,
+    source: str | None,
+    title: str | None,
+) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in (
+            ("urlPrefix", url_prefix),
+            ("domain", domain),
+            ("type", doc_type),
+            ("source", source),
+            ("title", title),
+        )
+        if value is not None
+    }
+
+
+def documents(
+    url_prefix: str | None = None,
+    domain: str | None = None,
+    doc_type: str | None = None,
+    source: str | None = None,
+    title: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Call[list[Document]]:
+    """The key's documents, most recently updated first; the filters combine."""
+    params = _document_filters(url_prefix, domain, doc_type, source, title)
+    return Call(
+        "GET",
+        "/knowledge/documents",
+        lambda d: [Document.of(x) for x in d["documents"]],
+        params={**params, "limit": limit, "offset": offset},
+    )
+
+
+def document(document_id: str, history: bool = False) -> Call[DocumentText]:
+    return Call(
+        "GET", f"/knowledge/documents/{document_id}", DocumentText.of, params={"history": history}
+    )
+
+
+def delete_document(document_id: str) -> Call[None]:
+    return Call("DELETE", f"/knowledge/documents/{document_id}", lambda _: None)
+
+
+def delete_documents(
+    url_prefix: str | None = None,
+    domain: str | None = None,
+    doc_type: str | None = None,
+    source: str | None = None,
+    title: str | None = None,
+) -> Call[int]:
+    """Delete every document the filters select (at least one); how many were deleted."""
+    params = _document_filters(url_prefix, domain, doc_type, source, title)
+    return Call("DELETE", "/knowledge/documents", lambda d: int(d["deleted"]), params=params)
+
+
+def skills(domain: str | None = None, limit: int = 50, offset: int = 0) -> Call[list[Skill]]:
+    params = _camel(domain=domain, limit=limit, offset=offset)
+    return Call("GET", "/skills", lambda d: [Skill.of(s) for s in d["skills"]], params=params)
+
+
+def delete_skill(skill_id: str) -> Call[None]:
+    return Call("DELETE", f"/skills/{skill_id}", lambda _: None)
+
+
 class calls:
     agent_context = staticmethod(agent_context)
     resolve = staticmethod(resolve)
@@ -267,6 +385,14 @@ class calls:
     snapshot = staticmethod(snapshot)
     index_link = staticmethod(index_link)
     job = staticmethod(job)
+    jobs = staticmethod(jobs)
+    cancel_job = staticmethod(cancel_job)
+    documents = staticmethod(documents)
+    document = staticmethod(document)
+    delete_document = staticmethod(delete_document)
+    delete_documents = staticmethod(delete_documents)
+    skills = staticmethod(skills)
+    delete_skill = staticmethod(delete_skill)
 
 
 # Two transports --------------------------------------------------------------------------------
@@ -280,7 +406,7 @@ def _answer(call: Call[T], response: httpx.Response) -> T:
         except (ValueError, KeyError, TypeError):
             code, message = "http_error", response.text[:500]
         raise LoreError(response.status_code, code, message)
-    return call.read(response.json())
+    return call.read(None if response.status_code == 204 else response.json())
 
 
 def _headers(api_key: str | None) -> dict[str, str]:

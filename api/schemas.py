@@ -116,10 +116,14 @@ class JobAccepted(Model):
     status: str
 
 
+JobStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+JobKind = Literal["index-link", "spa-capture"]  # api.jobs.RUNNERS' keys
+
+
 class JobView(Model):
     id: str
     kind: str
-    status: Literal["queued", "running", "completed", "failed", "cancelled"]
+    status: JobStatus
     request: dict[str, object]
     counts: dict[str, int]
     progress: float
@@ -209,6 +213,38 @@ class IngestFailed(ErrorBody):
 
 class DocumentList(Model):
     documents: list[DocumentView]
+    total: int
+
+
+class DocumentChunk(Model):
+    id: str
+    position: int = Field(..., description="Its place in the document (per phase).")
+    heading_path: list[str]
+    text: str
+    phase: str
+    trigger_action: str | None = None
+    fetched_at: str
+    superseded_by: str | None = None
+    flag: str | None = None
+
+
+class DocumentDetail(Model):
+    document: DocumentView
+    markdown: str | None = Field(
+        None,
+        description="The extracted text as Markdown; null for an SPA page's phases (read its "
+        "chunks) and for documents indexed before lore kept texts.",
+    )
+    chunks: list[DocumentChunk] = Field(..., description="In reading order.")
+    chunks_total: int = Field(..., description="All its chunks; `chunks` lists the first 5,000.")
+
+
+class DocumentsDeleted(Model):
+    deleted: int
+
+
+class JobList(Model):
+    jobs: list[JobView] = Field(..., description="Newest first.")
     total: int
 
 
@@ -447,6 +483,11 @@ class SkillView(Model):
             similarity=round(hit.similarity, 4) if hit else None,
             score=round(hit.score, 4) if hit else None,
         )
+
+
+class SkillPage(Model):
+    skills: list[SkillView]
+    total: int
 
 
 class SkillList(Model):

@@ -46,12 +46,15 @@ from ingest import (
 )
 from retrieval import (
     Catalog,
+    Chunk,
     ChunkFilter,
     CrossEncoderReranker,
     Document,
+    DocumentQuery,
     EdgeStore,
     Hit,
     Job,
+    NotFoundError,
     QdrantStore,
     Reranker,
     SearchMode,
@@ -74,6 +77,7 @@ from spa_phases import PhaseIngestor, Snapshot, SnapshotResult
 log = logging.getLogger(__name__)
 
 PUBLIC_TENANT = "public"
+MAX_DOCUMENT_CHUNKS = 5000  # the most chunks a document view lists
 IN_PROCESS_TYPES = frozenset({"html", "markdown", "text"})
 Progress = Callable[[int, int], None]
 
@@ -208,6 +212,14 @@ def extraction_limits(settings: Settings) -> Limits:
 class ResolveResult:
     hits: list[Hit]
     has_org_knowledge: bool
+
+
+@dataclass(frozen=True)
+class DocumentContent:
+    document: Document
+    markdown: str | None  # None: stored without it (an SPA's phases, or before lore kept texts)
+    chunks: list[Chunk]  # in reading order, at most MAX_DOCUMENT_CHUNKS
+    chunks_total: int
 
 
 @dataclass(frozen=True)
@@ -607,11 +619,41 @@ class Lore:
 
     # documents --------------------------------------------------------------------------------
 
-    def documents(self, limit: int, offset: int) -> tuple[list[Document], int]:
+    def documents(
+        self, limit: int, offset: int, where: DocumentQuery | None = None
+    ) -> tuple[list[Document], int]:
         return (
-            self.catalog.list_documents(self.tenant, limit, offset),
-            self.catalog.count_documents(self.tenant),
+            self.catalog.list_documents(self.tenant, limit, offset, where),
+            self.catalog.count_documents(self.tenant, where),
         )
+
+    def document(self, doc_id: str, history: bool = False) -> DocumentContent:
+        """A document with its Markdown and its chunks in reading order (`history`: superseded
+        and flagged ones too). Raises NotFoundError."""
+        doc = self.catalog.get_document(self.tenant, doc_id)
+        markdown = self.catalog.document_text(self.tenant, doc_id)
+        flt = ChunkFilter(
+            tenant_ids=(self.tenant,),
+            document_ids=(doc_id,),
+            include_superseded=history,
+            include_flagged=history,
+        )
+        chunks = self.store.scroll(flt, MAX_DOCUMENT_CHUNKS)
+        chunks.sort(key=lambda c: (c.phase != "static", c.phase, c.position, c.id))
+        return DocumentContent(doc, markdown, chunks, self.store.count(flt))
 
     def delete_document(self, doc_id: str) -> None:
         self.indexer.delete(self.tenant, doc_id)
+
+    def delete_documents(self, where: DocumentQuery) -> int:
+        """Delete every document of the tenant that `where` selects; how many were deleted."""
+        if where == DocumentQuery():
+            raise ValueError("say which documents: urlPrefix, domain, type, source or title")
+        deleted = 0
+        for doc_id in self.catalog.document_ids(self.tenant, where):
+            try:
+                self.indexer.delete(self.tenant, doc_id)
+            except NotFoundError:  # deleted meanwhile
+                continue
+            deleted += 1
+        return deleted

@@ -53,6 +53,7 @@ class SourceDocument:
 class PreparedDocument:
     document: Document
     chunks: list[Chunk]  # without vectors
+    markdown: str | None = None  # the extracted text, kept for reading the document whole
 
     @property
     def extractor(self) -> str:
@@ -172,7 +173,7 @@ def prepare(
         http_last_modified=source.last_modified,
         body_hash=bytes_hash(source.data),
     )
-    return PreparedDocument(document, chunks)
+    return PreparedDocument(document, chunks, markdown)
 
 
 def _passes(
@@ -280,6 +281,8 @@ class Indexer:
         except NotFoundError:
             created = doc.created_at
         stored = self.catalog.put_document(replace(doc, created_at=created))
+        if prepared.markdown is not None:
+            self.catalog.put_document_text(doc.id, prepared.markdown)
         log.info(
             "indexed %s: %d chunks (%d embedded, %d removed)",
             doc.url,

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import (
     JSON,
     DateTime,
     Float,
     Integer,
+    LargeBinary,
     String,
     Text,
     create_engine,
@@ -21,6 +24,7 @@ from sqlalchemy import (
     event,
     func,
     inspect,
+    or_,
     select,
     text,
     update,
@@ -63,6 +67,16 @@ class _DocumentRow(_Base):
     http_last_modified: Mapped[str | None] = mapped_column(Text, nullable=True)
     body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     links: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # a page's out-links
+    domain: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+
+
+class _DocumentTextRow(_Base):
+    """A document's extracted Markdown, zlib-compressed: what `GET /knowledge/documents/{id}`
+    shows (its chunks overlap and leave the headings to their paths)."""
+
+    __tablename__ = "lore_document_texts"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    markdown: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class _CrawlUrlRow(_Base):
@@ -153,6 +167,53 @@ class Document:
     etag: str | None = None
     http_last_modified: str | None = None
     body_hash: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentQuery:
+    """Which of a tenant's documents: every condition set must hold (None: any)."""
+
+    url_prefix: str | None = None
+    domain: str | None = None  # the host, or any of its subdomains
+    doc_type: str | None = None
+    source: str | None = None
+    title: str | None = None  # a part of the title, in any case
+
+
+def url_host(url: str) -> str:
+    """The URL's host in lower case; "" for an upload (upload://name) or no host."""
+    if url.startswith("upload://") or "://" not in url:
+        return ""
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _escape_like(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _document_conditions(tenant_id: str, where: DocumentQuery | None) -> list[Any]:
+    row = _DocumentRow
+    conditions: list[Any] = [row.tenant_id == tenant_id]
+    if where is None:
+        return conditions
+    if where.url_prefix:
+        conditions.append(row.url.startswith(where.url_prefix, autoescape=True))
+    if where.domain:
+        host = where.domain.lower().strip(".")
+        if any(c.isalpha() for c in host):  # a name: its subdomains too
+            subdomain = row.domain.like(f"%.{_escape_like(host)}", escape="\\")
+            conditions.append(or_(row.domain == host, subdomain))
+        else:  # an address has no subdomains (127.0.0.1 is not in "0.0.1")
+            conditions.append(row.domain == host)
+    if where.doc_type:
+        conditions.append(row.doc_type == where.doc_type)
+    if where.source:
+        conditions.append(row.source == where.source)
+    if where.title:
+        conditions.append(
+            func.lower(row.title).like(f"%{_escape_like(where.title.lower())}%", escape="\\")
+        )
+    return conditions
 
 
 # queued: fetched, and handed to a `lore worker` on the queue engine, which stores it
@@ -316,11 +377,25 @@ class Catalog:
                 event.listen(self._engine, "connect", _sqlite_pragmas)
             _Base.metadata.create_all(self._engine)
             _add_missing_columns(self._engine)
+            self._fill_domains()
         except SQLAlchemyError as exc:
             raise StoreUnavailableError(f"cannot open the catalog database {url!r}: {exc}") from exc
 
     def close(self) -> None:
         self._engine.dispose()
+
+    def _fill_domains(self) -> None:
+        """Documents stored before the catalog kept their host (once per catalog)."""
+        with Session(self._engine) as session, session.begin():
+            rows = session.execute(
+                select(_DocumentRow.id, _DocumentRow.url).where(_DocumentRow.domain.is_(None))
+            ).all()
+            for doc_id, url in rows:
+                session.execute(
+                    update(_DocumentRow)
+                    .where(_DocumentRow.id == doc_id)
+                    .values(domain=url_host(url))
+                )
 
     # documents -------------------------------------------------------------------------------
 
@@ -344,6 +419,7 @@ class Catalog:
             row.etag = doc.etag
             row.http_last_modified = doc.http_last_modified
             row.body_hash = doc.body_hash
+            row.domain = url_host(doc.url)
             session.flush()
             return _document(row)
 
@@ -446,25 +522,41 @@ class Catalog:
                 raise NotFoundError(f"no document {doc_id}")
             return _document(row)
 
-    def list_documents(self, tenant_id: str, limit: int = 100, offset: int = 0) -> list[Document]:
+    def list_documents(
+        self,
+        tenant_id: str,
+        limit: int = 100,
+        offset: int = 0,
+        where: DocumentQuery | None = None,
+    ) -> list[Document]:
         with Session(self._engine) as session:
             rows = session.scalars(
                 select(_DocumentRow)
-                .where(_DocumentRow.tenant_id == tenant_id)
+                .where(*_document_conditions(tenant_id, where))
                 .order_by(_DocumentRow.updated_at.desc(), _DocumentRow.id)
                 .limit(limit)
                 .offset(offset)
             )
             return [_document(r) for r in rows]
 
-    def count_documents(self, tenant_id: str) -> int:
+    def count_documents(self, tenant_id: str, where: DocumentQuery | None = None) -> int:
         with Session(self._engine) as session:
             total = session.scalar(
                 select(func.count())
                 .select_from(_DocumentRow)
-                .where(_DocumentRow.tenant_id == tenant_id)
+                .where(*_document_conditions(tenant_id, where))
             )
             return int(total or 0)
+
+    def document_ids(self, tenant_id: str, where: DocumentQuery) -> list[str]:
+        with Session(self._engine) as session:
+            return list(
+                session.scalars(
+                    select(_DocumentRow.id)
+                    .where(*_document_conditions(tenant_id, where))
+                    .order_by(_DocumentRow.id)
+                )
+            )
 
     def delete_document(self, tenant_id: str, doc_id: str) -> None:
         with Session(self._engine) as session, session.begin():
@@ -475,6 +567,24 @@ class Catalog:
             )
             if getattr(result, "rowcount", 0) == 0:
                 raise NotFoundError(f"no document {doc_id}")
+            session.execute(delete(_DocumentTextRow).where(_DocumentTextRow.id == doc_id))
+
+    def put_document_text(self, doc_id: str, markdown: str) -> None:
+        data = zlib.compress(markdown.encode(), 6)
+        with Session(self._engine) as session, session.begin():
+            row = session.get(_DocumentTextRow, doc_id)
+            if row is None:
+                session.add(_DocumentTextRow(id=doc_id, markdown=data))
+            else:
+                row.markdown = data
+
+    def document_text(self, tenant_id: str, doc_id: str) -> str | None:
+        """The document's Markdown; None for one stored without it (an SPA's phases, or
+        indexed before lore kept texts). Raises NotFoundError for an unknown document."""
+        self.get_document(tenant_id, doc_id)
+        with Session(self._engine) as session:
+            row = session.get(_DocumentTextRow, doc_id)
+            return None if row is None else zlib.decompress(row.markdown).decode()
 
     # jobs ------------------------------------------------------------------------------------
 
@@ -587,6 +697,32 @@ class Catalog:
                 .values(notified_at=utcnow())
             )
             return getattr(result, "rowcount", 0) == 1
+
+    def list_jobs(
+        self,
+        tenant_id: str,
+        statuses: Sequence[str] = (),
+        kinds: Sequence[str] = (),
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[list[Job], int]:
+        """The tenant's jobs, newest first, and how many match in all."""
+        conditions: list[Any] = [_JobRow.tenant_id == tenant_id]
+        if statuses:
+            conditions.append(_JobRow.status.in_(statuses))
+        if kinds:
+            conditions.append(_JobRow.kind.in_(kinds))
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_JobRow)
+                .where(*conditions)
+                .order_by(_JobRow.created_at.desc(), _JobRow.id)
+                .limit(limit)
+                .offset(offset)
+            )
+            jobs = [_job(r) for r in rows]
+            total = session.scalar(select(func.count()).select_from(_JobRow).where(*conditions))
+            return jobs, int(total or 0)
 
     def jobs_with_status(self, *statuses: str) -> list[Job]:
         with Session(self._engine) as session:

@@ -92,3 +92,26 @@ def test_the_client_and_the_clis_help_do_not_import_the_server() -> None:
         "print('fastapi' in sys.modules, 'sqlalchemy' in sys.modules)"
     )
     assert loaded == "False False", loaded
+
+
+def test_the_client_finds_reads_and_deletes_what_lore_holds(server: tuple[str, str]) -> None:
+    with LoreClient(*server) as lore:
+        lore(calls.snapshot(PAGE, "initial", DOM))
+        (doc,) = lore(calls.documents(domain="ehr.clinic.test", source="spa"))
+        assert doc.url == PAGE and doc.chunk_count >= 1
+        whole = lore(calls.document(doc.id))
+        assert whole.document == doc and whole.markdown is None  # an SPA page: its phases
+        assert whole.chunks and whole.chunks[0]["phase"] == "initial"
+        skill = lore(calls.record_skill(PAGE, "Open billing", "click(1)", "click(2)"))
+        assert skill.id in {s.id for s in lore(calls.skills(domain="ehr.clinic.test"))}
+        assert lore(calls.delete_skill(skill.id)) is None
+        assert skill.id not in {s.id for s in lore(calls.skills())}
+        assert lore(calls.jobs(status=["running"])) == []
+        assert lore(calls.delete_documents(url_prefix="https://ehr.clinic.test/")) == 1
+        assert lore(calls.documents(domain="ehr.clinic.test")) == []
+        with pytest.raises(LoreError) as error:
+            lore(calls.delete_documents())
+        assert error.value.status == 422 and "urlPrefix" in error.value.message
+        with pytest.raises(LoreError) as error:
+            lore(calls.document(doc.id))
+        assert error.value.status == 404

@@ -16,6 +16,7 @@ from api.schemas import (
     ChunkView,
     OutcomeRequest,
     SkillList,
+    SkillPage,
     SkillRequest,
     SkillView,
 )
@@ -72,6 +73,26 @@ async def record_skill(body: SkillRequest, lore: LoreDep) -> SkillView:
 def skill_outcome(skill_id: UUID, body: OutcomeRequest, lore: LoreDep) -> SkillView:
     """Count one more use of a skill: it worked (`success: true`) or not."""
     return SkillView.of(lore.skills.outcome(lore.tenant, str(skill_id), body.success))
+
+
+@router.get("/skills", response_model=SkillPage)
+def list_skills(
+    lore: LoreDep,
+    domain: Annotated[
+        str | None, Query(min_length=1, max_length=255, description="Only this domain's skills.")
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+) -> SkillPage:
+    """The key's skills, most recently used first."""
+    skills, total = lore.skills.listing(lore.tenant, domain, limit, offset)
+    return SkillPage(skills=[SkillView.of(s) for s in skills], total=total)
+
+
+@router.delete("/skills/{skill_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_skill(skill_id: UUID, lore: LoreDep) -> None:
+    """Forget a skill (one that misleads agents, say)."""
+    lore.skills.delete(lore.tenant, str(skill_id))
 
 
 @router.get("/skills/search", response_model=SkillList)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
@@ -15,13 +15,19 @@ from api.schemas import (
     ChunkView,
     CrawlUrlList,
     CrawlUrlView,
+    DocumentChunk,
+    DocumentDetail,
     DocumentList,
+    DocumentsDeleted,
     DocumentView,
     IndexLinkRequest,
     IngestedFile,
     IngestFailed,
     IngestResponse,
     JobAccepted,
+    JobKind,
+    JobList,
+    JobStatus,
     JobView,
     QueryRequest,
     QueryResponse,
@@ -29,7 +35,7 @@ from api.schemas import (
 )
 from api.service import Upload
 from ingest import IngestError
-from retrieval import URL_STATES, ChunkFilter
+from retrieval import URL_STATES, ChunkFilter, DocumentQuery
 
 router = APIRouter(prefix="/knowledge", tags=["knowledge"], dependencies=[Authenticated])
 _READ = 1024 * 1024
@@ -59,6 +65,21 @@ def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobA
         raise ApiError(422, "invalid_request", str(exc)) from exc
     worker.submit(job.id)
     return JobAccepted(job_id=job.id, status=job.status)
+
+
+@router.get("/jobs", response_model=JobList)
+def list_jobs(
+    lore: LoreDep,
+    status_: Annotated[
+        list[JobStatus] | None, Query(alias="status", description="Only jobs in these states.")
+    ] = None,
+    kind: Annotated[list[JobKind] | None, Query(description="Only jobs of these kinds.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
+) -> JobList:
+    """The key's jobs, newest first: a lost job id is found here."""
+    jobs, total = lore.catalog.list_jobs(lore.tenant, status_ or (), kind or (), limit, offset)
+    return JobList(jobs=[JobView.of(j) for j in jobs], total=total)
 
 
 @router.get("/jobs/{job_id}", response_model=JobView)
@@ -263,14 +284,81 @@ async def query(body: QueryRequest, lore: LoreDep, searches: SearchSlots) -> Que
     return QueryResponse(chunks=[ChunkView.of(h) for h in hits])
 
 
+def document_query(
+    url_prefix: Annotated[
+        str | None,
+        Query(alias="urlPrefix", min_length=1, max_length=4096, description="URLs starting so."),
+    ] = None,
+    domain: Annotated[
+        str | None,
+        Query(min_length=1, max_length=255, description="This host or any of its subdomains."),
+    ] = None,
+    doc_type: Annotated[
+        str | None, Query(alias="type", min_length=1, max_length=32, description="e.g. html, pdf")
+    ] = None,
+    source: Annotated[
+        Literal["upload", "link", "spa"] | None, Query(description="How it came in.")
+    ] = None,
+    title: Annotated[
+        str | None, Query(min_length=1, max_length=500, description="A part of the title.")
+    ] = None,
+) -> DocumentQuery:
+    return DocumentQuery(url_prefix, domain, doc_type, source, title)
+
+
+Documents = Annotated[DocumentQuery, Depends(document_query)]
+
+
 @router.get("/documents", response_model=DocumentList)
 def documents(
     lore: LoreDep,
+    where: Documents,
     limit: int = Query(50, ge=1, le=500),
     offset: int = Query(0, ge=0, le=MAX_OFFSET),
 ) -> DocumentList:
-    docs, total = lore.documents(limit, offset)
+    """The key's documents, most recently updated first; the filters combine."""
+    docs, total = lore.documents(limit, offset, where)
     return DocumentList(documents=[DocumentView.of(d) for d in docs], total=total)
+
+
+@router.delete("/documents", response_model=DocumentsDeleted)
+def delete_documents(lore: LoreDep, where: Documents) -> DocumentsDeleted:
+    """Delete every document the filters select (at least one is required), with its chunks."""
+    try:
+        return DocumentsDeleted(deleted=lore.delete_documents(where))
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+
+
+@router.get("/documents/{document_id}", response_model=DocumentDetail)
+def get_document(
+    document_id: str,
+    lore: LoreDep,
+    history: bool = Query(
+        False, description="Also superseded chunks and chunks flagged as hidden instructions."
+    ),
+) -> DocumentDetail:
+    """A document whole: its Markdown and its chunks, with heading paths, in reading order."""
+    content = lore.document(document_id, history)
+    return DocumentDetail(
+        document=DocumentView.of(content.document),
+        markdown=content.markdown,
+        chunks=[
+            DocumentChunk(
+                id=c.id,
+                position=c.position,
+                heading_path=list(c.heading_path),
+                text=c.text,
+                phase=c.phase,
+                trigger_action=c.trigger_action,
+                fetched_at=c.fetched_at,
+                superseded_by=c.superseded_by,
+                flag=c.flag,
+            )
+            for c in content.chunks
+        ],
+        chunks_total=content.chunks_total,
+    )
 
 
 @router.delete("/documents/{document_id}", status_code=status.HTTP_204_NO_CONTENT)

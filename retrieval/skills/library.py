@@ -117,6 +117,23 @@ class SkillLibrary:
             self.index.update(skill)
             return skill
 
+    def listing(
+        self, tenant_id: str, domain: str | None = None, limit: int = 50, offset: int = 0
+    ) -> tuple[list[Skill], int]:
+        """The tenant's skills (on `domain` only, when given), most recently used first, and
+        how many there are in all."""
+        skills = [
+            s for s in self.index.scan(tenant_id) if domain is None or s.domain == domain.lower()
+        ]
+        skills.sort(key=lambda s: (s.last_used, s.id), reverse=True)
+        return skills[offset : offset + limit], len(skills)
+
+    def delete(self, tenant_id: str, skill_id_: str) -> None:
+        with self._lock:
+            if not self.index.get(tenant_id, [skill_id_]):
+                raise NotFoundError(f"no skill {skill_id_}")
+            self.index.delete(tenant_id, [skill_id_])
+
     def _recency(self, skill: Skill, now: datetime) -> float:
         age_days = max(0.0, (now - skill.last_used).total_seconds() / 86400)
         return math.pow(0.5, age_days / self.rules.recency_half_life_days)
