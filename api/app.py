@@ -83,14 +83,62 @@ def create_app(
         summary="Knowledge ingestion and retrieval for web agents.",
         lifespan=lifespan,
         responses=errors.ERROR_RESPONSES,
+        docs_url=None,
+        redoc_url=None,
     )
     errors.install(app)
+    _offline_docs(app)
     app.include_router(health.router)
     app.include_router(knowledge.router)
     app.include_router(spa.router)
     app.include_router(agent.router)
     app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+DOCS_ASSETS = "/docs-assets"
+
+
+def _offline_docs(app: FastAPI) -> None:
+    """/docs (Swagger UI 5) and /redoc from files installed with lore (the fastapi-offline
+    package), not from a CDN: they work on a machine without internet."""
+    from importlib.resources import files  # noqa: PLC0415
+
+    from fastapi.openapi.docs import (  # noqa: PLC0415
+        get_redoc_html,
+        get_swagger_ui_html,
+        get_swagger_ui_oauth2_redirect_html,
+    )
+    from fastapi.responses import HTMLResponse  # noqa: PLC0415
+    from fastapi.staticfiles import StaticFiles  # noqa: PLC0415
+
+    assets = str(files("fastapi_offline") / "static")
+    app.mount(DOCS_ASSETS, StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="lore API",
+            oauth2_redirect_url="/docs/oauth2-redirect",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+        )
+
+    @app.get("/docs/oauth2-redirect", include_in_schema=False)
+    def swagger_ui_redirect() -> HTMLResponse:
+        return get_swagger_ui_oauth2_redirect_html()
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title="lore API",
+            redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
 
 
 OPEN_PATHS = frozenset({"/healthz"})  # the routes that take no API key (api/auth.py)

@@ -7,11 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Any
+from importlib.metadata import version
+from typing import Annotated, Any
 
+import httpx
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
 
-from api.client import AsyncLoreClient, calls
+from api.client import AsyncLoreClient, LoreError, calls
+
+Url = Annotated[str, Field(description="The page's full URL, e.g. https://app.example.com/orders")]
+K = Annotated[int, Field(ge=1, le=50, description="How many chunks to return at most.")]
+Goal = Annotated[str, Field(description="The user's goal in their words, e.g. 'Add a patient'.")]
 
 INSTRUCTIONS = (
     "lore holds knowledge about web pages (crawled sites, uploaded documents, single-page apps "
@@ -22,44 +30,70 @@ INSTRUCTIONS = (
 
 
 def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
-    server = MCPServer(name="lore", instructions=INSTRUCTIONS)
+    server = MCPServer(name="lore", version=version("lore"), instructions=INSTRUCTIONS)
 
     async def send(call: Any) -> Any:
-        async with AsyncLoreClient(base_url, api_key) as lore:
-            return await lore(call)
+        """The call's answer; lore's error answers (401, 404, 422, ...) and an unreachable
+        server reach the agent as the tool's error text, not as a bare 'Error executing'."""
+        try:
+            async with AsyncLoreClient(base_url, api_key) as lore:
+                return await lore(call)
+        except LoreError as exc:
+            raise ToolError(f"lore answered {exc.status} {exc.code}: {exc.message}") from exc
+        except httpx.HTTPError as exc:
+            raise ToolError(f"lore's API at {base_url} cannot be reached: {exc!r}") from exc
 
     @server.tool(
         description="Knowledge, skill hints and the site model for a page, before planning."
     )
     async def agent_context(
-        url: str,
-        query: str | None = None,
-        goal: str | None = None,
-        k: int = 8,
-        parameter: str | None = None,
+        url: Url,
+        query: Annotated[
+            str | None, Field(description="What you need to know, e.g. 'how to add a patient'.")
+        ] = None,
+        goal: Annotated[str | None, Field(description="The user's goal (finds skills).")] = None,
+        k: K = 8,
+        parameter: Annotated[
+            str | None,
+            Field(description="A value missing mid-task, e.g. 'invoice prefix': its chunks."),
+        ] = None,
     ) -> dict[str, Any]:
         return asdict(await send(calls.agent_context(url, query, goal, k, parameter)))
 
     @server.tool(description="The knowledge lore holds for a page, best first (org first).")
-    async def resolve(url: str, query: str, k: int = 8) -> list[dict[str, Any]]:
+    async def resolve(
+        url: Url,
+        query: Annotated[str, Field(description="What you need to know on this page.")],
+        k: K = 8,
+    ) -> list[dict[str, Any]]:
         return [asdict(c) for c in await send(calls.resolve(url, query, k))]
 
     @server.tool(description="Search everything lore knows, optionally within some domains.")
     async def search(
-        query: str, k: int = 10, domains: list[str] | None = None
+        query: Annotated[str, Field(description="What to look for, in words.")],
+        k: K = 10,
+        domains: Annotated[
+            list[str] | None, Field(description="Only these hosts, e.g. ['docs.example.com'].")
+        ] = None,
     ) -> list[dict[str, Any]]:
         found = await send(calls.search(query, k, domains=domains or None))
         return [asdict(c) for c in found]
 
     @server.tool(description="Remember which action worked for a goal where another failed.")
     async def record_skill(
-        url: str,
-        goal: str,
-        failed_action: str,
-        successful_action: str,
-        failed_element: str = "",
-        successful_element: str = "",
-        error_type: str = "",
+        url: Url,
+        goal: Goal,
+        failed_action: Annotated[str, Field(description="What failed, e.g. 'click(68)'.")],
+        successful_action: Annotated[str, Field(description="What worked, e.g. 'click(79)'.")],
+        failed_element: Annotated[
+            str, Field(description="The element that failed, e.g. 'Patient menu'.")
+        ] = "",
+        successful_element: Annotated[
+            str, Field(description="The element that worked, e.g. 'New/Search'.")
+        ] = "",
+        error_type: Annotated[
+            str, Field(description="e.g. wrong_element, not_found, timeout.")
+        ] = "",
     ) -> dict[str, Any]:
         call = calls.record_skill(
             url,
@@ -73,7 +107,10 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
         return asdict(await send(call))
 
     @server.tool(description="Report whether a skill's action worked when used again.")
-    async def skill_outcome(skill_id: str, success: bool) -> dict[str, Any]:
+    async def skill_outcome(
+        skill_id: Annotated[str, Field(description="The skill's id, from record_skill.")],
+        success: Annotated[bool, Field(description="Whether its action worked this time.")],
+    ) -> dict[str, Any]:
         return asdict(await send(calls.skill_outcome(skill_id, success)))
 
     return server

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 from mcp import ClientSession
@@ -28,8 +29,13 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
     async def run() -> None:
         params = StdioServerParameters(command=LORE, args=["mcp"], env=env)
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            tools = {t.name for t in (await session.list_tools()).tools}
+            init = await session.initialize()
+            assert init.server_info.version == version("lore"), init.server_info
+            listed = (await session.list_tools()).tools
+            for tool in listed:  # every parameter says what it is for
+                for name, schema in tool.input_schema["properties"].items():
+                    assert schema.get("description"), (tool.name, name)
+            tools = {t.name for t in listed}
             assert tools == {
                 "agent_context",
                 "resolve",
@@ -58,5 +64,10 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
             assert hint.startswith("Last time 'click(68)' (Patient menu) failed")
             bad = await session.call_tool("resolve", {"url": "not a url", "query": "x"})
             assert bad.is_error
+            reason = bad.content[0].text
+            assert "422 invalid_url" in reason and "not a url" in reason, reason
+            nobody = {"skill_id": "00000000-0000-0000-0000-000000000000", "success": True}
+            unknown = await session.call_tool("skill_outcome", nobody)
+            assert unknown.is_error and "404 not_found" in unknown.content[0].text, unknown
 
     asyncio.run(asyncio.wait_for(run(), timeout=120))
