@@ -250,9 +250,16 @@ def index_link(
         with _progress("index-link") as bar:
             task = bar.add_task(f"crawling {url}", total=None)
             while True:
-                view = _check(
-                    httpx.get(f"{server}/knowledge/jobs/{job_id}", headers=_auth(settings))
-                )
+                try:
+                    view = _check(
+                        httpx.get(
+                            f"{server}/knowledge/jobs/{job_id}", headers=_auth(settings), timeout=30
+                        )
+                    )
+                except httpx.TimeoutException:  # a busy server: the job goes on; ask again
+                    continue
+                except httpx.HTTPError as exc:
+                    _fail(f"{server} stopped answering ({exc}); the job is {job_id}")
                 bar.update(task, **_bar_fields(view))
                 if view["status"] in ("completed", "failed", "cancelled"):
                     break
@@ -261,6 +268,37 @@ def index_link(
         _fail(f"job {view['status']}: {view['error']}")
     counts = ", ".join(f"{n} {name}" for name, n in view["counts"].items() if n)
     console.print(f"[green]{view['message']}[/green] ({counts})")
+    if map_only:
+        for listed in _listed_urls(settings, server, view["id"]):
+            out.print(listed, markup=False, highlight=False, soft_wrap=True)
+
+
+def _listed_urls(settings: Settings, server: str | None, job_id: str) -> Iterator[str]:
+    """The URLs a --map job listed, in discovery order."""
+    offset, page = 0, 1000
+    while True:
+        if server is None:
+            from retrieval import Catalog  # noqa: PLC0415
+
+            catalog = Catalog(settings.catalog_url)
+            try:
+                urls = [u.url for u in catalog.crawl_urls(job_id, ("listed",), page, offset)]
+            finally:
+                catalog.close()
+        else:
+            body = _check(
+                httpx.get(
+                    f"{server}/knowledge/jobs/{job_id}/urls",
+                    params={"state": "listed", "limit": page, "offset": offset},
+                    headers=_auth(settings),
+                    timeout=30,
+                )
+            )
+            urls = [u["url"] for u in body["urls"]]
+        yield from urls
+        if len(urls) < page:
+            return
+        offset += page
 
 
 def _bar_fields(view: dict[str, Any]) -> dict[str, Any]:
@@ -491,6 +529,194 @@ def keys_revoke(
     finally:
         catalog.close()
     console.print(f"revoked {record.id} (tenant {record.tenant_id})")
+
+
+@contextmanager
+def _api() -> Iterator[Any]:
+    """The typed client on the running server, else on one started in this process (the model
+    loads first) with a key for this command only; lore's error answers end the command."""
+    from api.client import LoreClient, LoreError  # noqa: PLC0415
+
+    settings = _settings()
+    url, key, running = _server_url(settings), settings.api_key, None
+    done: Callable[[], None] = lambda: None  # noqa: E731
+    if url is None:
+        from api.mcp import embedded_server, session_key  # noqa: PLC0415
+
+        logging.basicConfig(level="WARNING", format="%(levelname)s %(name)s: %(message)s")
+        with console.status("starting lore in this process"):
+            key, done = session_key(settings)
+            url, running = embedded_server(settings)
+    try:
+        with LoreClient(url, key) as client:
+            yield client
+    except LoreError as exc:
+        _fail(f"{exc.status} {exc.code}: {exc.message}", 2 if exc.status < 500 else 1)
+    except httpx.HTTPError as exc:
+        _fail(f"lore at {url} cannot be reached: {exc}")
+    finally:
+        if running is not None:
+            running.should_exit = True
+        done()
+
+
+def _print_json(value: Any) -> None:
+    from dataclasses import asdict, is_dataclass  # noqa: PLC0415
+
+    def plain(v: Any) -> Any:
+        return asdict(v) if is_dataclass(v) and not isinstance(v, type) else v
+
+    data = [plain(v) for v in value] if isinstance(value, list) else plain(value)
+    out.print_json(json.dumps(data, default=str))
+
+
+jobs_app = typer.Typer(help="Jobs: crawls and SPA captures.", no_args_is_help=True)
+app.add_typer(jobs_app, name="jobs")
+docs_app = typer.Typer(help="Documents: list, read, delete.", no_args_is_help=True)
+app.add_typer(docs_app, name="docs")
+skills_app = typer.Typer(help="Skills agents recorded: list, delete.", no_args_is_help=True)
+app.add_typer(skills_app, name="skills")
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON")]
+Limit = Annotated[int, typer.Option(min=1, max=500, help="How many at most")]
+
+
+@jobs_app.command("list")
+def jobs_list(
+    status: Annotated[list[str] | None, typer.Option(help="queued, running, ...; repeat")] = None,
+    kind: Annotated[list[str] | None, typer.Option(help="index-link or spa-capture")] = None,
+    limit: Limit = 20,
+    as_json: AsJson = False,
+) -> None:
+    """The jobs, newest first."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        found = lore(calls.jobs(status, kind, limit))
+    if as_json:
+        _print_json(found)
+        return
+    for job in found:
+        counts = ", ".join(f"{n} {name}" for name, n in job.counts.items() if n)
+        out.print(f"{job.id}  {job.kind}  {job.status}  {job.message}  ({counts})", markup=False)
+
+
+@jobs_app.command("show")
+def jobs_show(job_id: str, as_json: AsJson = False) -> None:
+    """A job's state and counts."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        job = lore(calls.job(job_id))
+    _print_json(job) if as_json else out.print(f"{job.status}: {job.message}", markup=False)
+
+
+@jobs_app.command("cancel")
+def jobs_cancel(job_id: str) -> None:
+    """Stop a queued or running job; what it stored stays."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        job = lore(calls.cancel_job(job_id))
+    console.print(f"job {job.id}: {job.status}")
+
+
+UrlPrefix = Annotated[str | None, typer.Option(help="URLs starting so")]
+Domain = Annotated[str | None, typer.Option(help="A host and its subdomains")]
+DocType = Annotated[str | None, typer.Option("--type", help="html, pdf, markdown, ...")]
+Source = Annotated[str | None, typer.Option(help="upload, link or spa")]
+Title = Annotated[str | None, typer.Option(help="A part of the title")]
+
+
+@docs_app.command("list")
+def docs_list(
+    url_prefix: UrlPrefix = None,
+    domain: Domain = None,
+    doc_type: DocType = None,
+    source: Source = None,
+    title: Title = None,
+    limit: Limit = 50,
+    as_json: AsJson = False,
+) -> None:
+    """Documents, most recently updated first; the filters combine."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        found = lore(calls.documents(url_prefix, domain, doc_type, source, title, limit))
+    if as_json:
+        _print_json(found)
+        return
+    for doc in found:
+        out.print(
+            f"{doc.id}  {doc.doc_type}  {doc.chunk_count} chunks  {doc.url}  {doc.title}",
+            markup=False,
+            highlight=False,
+        )
+
+
+@docs_app.command("show")
+def docs_show(document_id: str, as_json: AsJson = False) -> None:
+    """A document's Markdown (or, for an SPA page, its chunks in order)."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        whole = lore(calls.document(document_id))
+    if as_json:
+        _print_json(whole)
+    elif whole.markdown is not None:
+        out.print(whole.markdown, markup=False, highlight=False)
+    else:
+        for chunk in whole.chunks:
+            path = " > ".join(chunk["headingPath"])
+            out.print(f"[{chunk['phase']}] {path}\n{chunk['text']}\n", markup=False)
+
+
+@docs_app.command("delete")
+def docs_delete(
+    document_id: Annotated[str | None, typer.Argument(help="One document")] = None,
+    url_prefix: UrlPrefix = None,
+    domain: Domain = None,
+    doc_type: DocType = None,
+    source: Source = None,
+    title: Title = None,
+) -> None:
+    """Delete one document, or every document the filters select, with their chunks."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        if document_id is not None:
+            lore(calls.delete_document(document_id))
+            deleted = 1
+        else:
+            deleted = lore(calls.delete_documents(url_prefix, domain, doc_type, source, title))
+    console.print(f"deleted {deleted} document(s)")
+
+
+@skills_app.command("list")
+def skills_list(
+    domain: Annotated[str | None, typer.Option(help="Only this domain's skills")] = None,
+    limit: Limit = 50,
+    as_json: AsJson = False,
+) -> None:
+    """Skills, most recently used first."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        found = lore(calls.skills(domain, limit))
+    if as_json:
+        _print_json(found)
+        return
+    for skill in found:
+        out.print(f"{skill.id}  {skill.domain}  {skill.hint}", markup=False, highlight=False)
+
+
+@skills_app.command("delete")
+def skills_delete(skill_id: str) -> None:
+    """Forget a skill."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        lore(calls.delete_skill(skill_id))
+    console.print(f"deleted skill {skill_id}")
 
 
 @app.command()

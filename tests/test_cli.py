@@ -180,3 +180,42 @@ def test_serve_prints_a_first_key_once(env: dict[str, str]) -> None:
 def test_the_version_is_printed(env: dict[str, str]) -> None:
     done = lore(env, "--version")
     assert done.returncode == 0 and done.stdout.strip() == "lore 0.1.0", done.stdout + done.stderr
+
+
+def test_jobs_documents_and_skills_from_the_cli(
+    env: dict[str, str], server: str, tmp_path: Path, site: Site
+) -> None:
+    site.pages["/"] = Page(b'<html><body><a href="/a">A</a> <a href="/b">B</a></body></html>')
+    site.pages["/a"] = Page(b"<html><body><h1>A</h1><p>Page A has text.</p></body></html>")
+    site.pages["/b"] = Page(b"<html><body><h1>B</h1><p>Page B has text.</p></body></html>")
+    mapped = lore(env, "index-link", site.url("/"), "--strategy", "spider", "--map")
+    assert mapped.returncode == 0, mapped.stderr
+    assert set(mapped.stdout.split()) == {site.url("/"), site.url("/a"), site.url("/b")}
+    doc = tmp_path / "onboarding.md"
+    doc.write_bytes(DOC)
+    assert lore(env, "ingest", str(doc)).returncode == 0
+
+    jobs = json.loads(lore(env, "jobs", "list", "--json").stdout)
+    assert [j["status"] for j in jobs] == ["completed"] and jobs[0]["kind"] == "index-link"
+    listed = lore(env, "docs", "list", "--source", "upload", "--json")
+    [document] = json.loads(listed.stdout)
+    shown = lore(env, "docs", "show", document["id"])
+    assert shown.returncode == 0 and shown.stdout.startswith("# Onboarding"), shown.stdout
+    refused = lore(env, "docs", "delete")
+    assert refused.returncode == 2 and "422 invalid_request" in refused.stderr, refused.stderr
+    deleted = lore(env, "docs", "delete", "--source", "upload")
+    assert deleted.returncode == 0 and "deleted 1 document" in deleted.stderr
+    missing = lore(env, "docs", "show", document["id"])
+    assert missing.returncode == 2 and "404 not_found" in missing.stderr
+
+    skill = {
+        "url": "https://shop.example.test/cart",
+        "goal": "Empty the cart",
+        "failedState": {"action": "click(3)"},
+        "successfulAction": {"action": "click(4)"},
+    }
+    made = httpx.post(f"{server}/skills", json=skill, headers=AUTH).json()
+    skills = lore(env, "skills", "list", "--domain", "shop.example.test")
+    assert made["id"] in skills.stdout and "Empty the cart" in skills.stdout
+    assert lore(env, "skills", "delete", made["id"]).returncode == 0
+    assert json.loads(lore(env, "skills", "list", "--json").stdout) == []
