@@ -293,6 +293,11 @@ def job(job_id: str) -> Call[Job]:
     return Call("GET", f"/knowledge/jobs/{job_id}", Job.of)
 
 
+def convert(url: str) -> Call[dict[str, Any]]:
+    """The page at `url` as Markdown ({url, title, markdown, ...}), stored nowhere."""
+    return Call("POST", "/knowledge/convert", dict, json={"url": url})
+
+
 def jobs(
     status: list[str] | None = None, kind: list[str] | None = None, limit: int = 50, offset: int = 0
 ) -> Call[list[Job]]:
@@ -386,6 +391,7 @@ class calls:
     index_link = staticmethod(index_link)
     job = staticmethod(job)
     jobs = staticmethod(jobs)
+    convert = staticmethod(convert)
     cancel_job = staticmethod(cancel_job)
     documents = staticmethod(documents)
     document = staticmethod(document)

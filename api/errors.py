@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from api.schemas import ErrorBody
-from crawl import BrowserUnavailableError, FetchError
+from crawl import BlockedAddressError, BrowserUnavailableError, FetchError
 from ingest import (
     DocumentTooLargeError,
     EmbeddingError,
@@ -57,6 +57,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (NotFoundError, 404, "not_found"),
     (StoreUnavailableError, 503, "store_unavailable"),
     (RerankerError, 503, "reranker_failed"),
+    (BlockedAddressError, 422, "blocked_address"),
     (FetchError, 502, "fetch_failed"),
     (BrowserUnavailableError, 503, "browser_unavailable"),
     (SnapshotTooLargeError, 413, "too_large"),

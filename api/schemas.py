@@ -239,6 +239,19 @@ class DocumentDetail(Model):
     chunks_total: int = Field(..., description="All its chunks; `chunks` lists the first 5,000.")
 
 
+class ConvertRequest(Model):
+    url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
+
+
+class Converted(Model):
+    url: str = Field(..., description="Where the redirects led.")
+    title: str
+    markdown: str = Field(..., description="The page as lore would store it.")
+    status_code: int
+    content_type: str | None
+    fetched_at: datetime
+
+
 class DocumentsDeleted(Model):
     deleted: int
 

@@ -3,12 +3,14 @@ the job worker and the CLI's local mode all call it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import shutil
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +21,7 @@ from crawl import (
     STRATEGIES,
     BrowserOptions,
     BrowserUnavailableError,
+    Fetcher,
     FetchOptions,
     browser_missing,
     canonicalize,
@@ -215,6 +218,18 @@ class ResolveResult:
 
 
 @dataclass(frozen=True)
+class Converted:
+    """A page read as Markdown, not stored."""
+
+    url: str
+    title: str
+    markdown: str
+    status: int
+    content_type: str | None
+    fetched_at: datetime
+
+
+@dataclass(frozen=True)
 class DocumentContent:
     document: Document
     markdown: str | None  # None: stored without it (an SPA's phases, or before lore kept texts)
@@ -385,6 +400,38 @@ class Lore:
             self._extract,
             self.limits,
             self.tools,
+        )
+
+    async def convert(self, url: str) -> Converted:
+        """The page at `url` as lore would store it (its Markdown and title), with the same
+        fetch safety as a crawl (address guard, size and time limits, the tenant's domains
+        after every redirect), stored nowhere. Raises ValueError, FetchError, IngestError."""
+        canonicalize(url)  # an absolute http(s) URL, else ValueError
+        self.check_domain(url, "url")
+        fetcher = Fetcher(self.fetch_options)
+        try:
+            page = await fetcher.fetch(url)
+        finally:
+            await fetcher.aclose()
+        self.check_domain(page.url, "url")  # where the redirects led
+        source = SourceDocument(
+            tenant_id=self.tenant,
+            data=page.body,
+            url=page.url,
+            source="link",
+            source_id="convert",
+            filename=urlsplit(page.url).path,
+            content_type=page.content_type,
+            fetched_at=page.fetched_at,
+        )
+        prepared = await asyncio.to_thread(self.prepare, source)
+        return Converted(
+            page.url,
+            prepared.document.title,
+            prepared.markdown or "",
+            page.status,
+            page.content_type,
+            page.fetched_at,
         )
 
     def prepare_uploads(

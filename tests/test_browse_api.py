@@ -214,3 +214,31 @@ def test_jobs_list_in_the_catalog(catalog: Catalog, tmp_path: Path) -> None:
     assert [j.id for j in done] == [made[1].id] and total == 1
     assert catalog.list_jobs("t", kinds=("spa-capture",)) == ([], 0)
     assert timedelta(0) <= utcnow() - jobs[0].created_at < timedelta(minutes=5)
+
+
+def test_a_url_turns_into_markdown_without_being_stored(
+    make_client: Callable[..., TestClient], docs_site: Site
+) -> None:
+    client = make_client()
+    url = docs_site.url("/docs/install")
+    converted = client.post("/knowledge/convert", json={"url": url})
+    assert converted.status_code == 200, converted.text
+    body = converted.json()
+    assert body["url"] == url and body["statusCode"] == 200 and body["title"]
+    assert body["markdown"].startswith("# Installing the command-line tool")
+    assert "```" in body["markdown"] and "pip install acme-cli" in body["markdown"]
+    assert "Sign in to your account" not in body["markdown"]  # the page's chrome is left out
+    assert client.get("/knowledge/documents").json()["total"] == 0  # stored nowhere
+    assert client.get("/knowledge/jobs").json()["total"] == 0
+
+    missing = client.post("/knowledge/convert", json={"url": docs_site.url("/nope")})
+    assert missing.status_code == 502 and "404" in missing.json()["message"], missing.text
+    bad = client.post("/knowledge/convert", json={"url": "ftp://example.test/x"})
+    assert bad.status_code == 422 and bad.json()["error"] == "invalid_url", bad.text
+    limited = keyed(client, make_key(client, "other", ["other.test"]))
+    refused = client.post("/knowledge/convert", json={"url": url}, headers=limited)
+    assert refused.status_code == 403, refused.text
+
+    guarded = make_client(fetch={"allow_private_addresses": False, "timeout_s": 2.0})
+    blocked = guarded.post("/knowledge/convert", json={"url": url})
+    assert blocked.status_code == 422 and blocked.json()["error"] == "blocked_address", blocked.text

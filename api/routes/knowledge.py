@@ -13,6 +13,8 @@ from api.deps import Authenticated, LoreDep, SearchSlots, WorkerDep
 from api.errors import ERROR_RESPONSES, ApiError, status_for
 from api.schemas import (
     ChunkView,
+    Converted,
+    ConvertRequest,
     CrawlUrlList,
     CrawlUrlView,
     DocumentChunk,
@@ -65,6 +67,24 @@ def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobA
         raise ApiError(422, "invalid_request", str(exc)) from exc
     worker.submit(job.id)
     return JobAccepted(job_id=job.id, status=job.status)
+
+
+@router.post("/convert", response_model=Converted)
+async def convert(body: ConvertRequest, lore: LoreDep) -> Converted:
+    """A URL as Markdown, stored nowhere: the same fetch safety and extraction as a crawl
+    (address guard, size and time limits, the key's allowedDomains after redirects)."""
+    try:
+        page = await lore.convert(body.url)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_url", str(exc)) from exc
+    return Converted(
+        url=page.url,
+        title=page.title,
+        markdown=page.markdown,
+        status_code=page.status,
+        content_type=page.content_type,
+        fetched_at=page.fetched_at,
+    )
 
 
 @router.get("/jobs", response_model=JobList)
