@@ -4,9 +4,9 @@ deleting by filter, and listing and deleting skills; each scoped to the key's te
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -152,67 +152,77 @@ def test_skills_are_listed_per_domain_and_deleted(make_client: Callable[..., Tes
     assert client.delete("/skills/not-a-uuid").status_code == 422
 
 
+# The PostgreSQL database is shared (other tests, other runs): every row here is this test's own.
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:12]}"
+
+
 @pytest.fixture
-def filled(catalog: Catalog) -> Iterator[Catalog]:
-    now = utcnow()
-    for n, url in enumerate(
-        (
-            "https://a.test/x",
-            "https://docs.a.test/guide/y",
-            "https://nota.test/z",
-            "http://A.TEST:8080/100%_sure",
-            "upload://notes.md",
-        )
-    ):
-        catalog.put_document(
-            Document(f"d{n}", "t", url, f"Title {n}", "html", "link", "h", 1, 1, now, now)
-        )
-    catalog.put_document(
-        Document("o", "other", "https://a.test/o", "", "html", "link", "h", 1, 1, now, now)
+def filled(catalog: Catalog) -> Iterator[tuple[Catalog, str, list[str]]]:
+    now, tenant = utcnow(), unique("t")
+    ids = [unique(f"d{n}") for n in range(5)]
+    urls = (
+        "https://a.test/x",
+        "https://docs.a.test/guide/y",
+        "https://nota.test/z",
+        "http://A.TEST:8080/100%_sure",
+        "upload://notes.md",
     )
-    yield catalog
+    for n, url in enumerate(urls):
+        doc = Document(ids[n], tenant, url, f"Title {n}", "html", "link", "h", 1, 1, now, now)
+        catalog.put_document(doc)
+    other = Document(
+        unique("o"), unique("other"), "https://a.test/o", "", "html", "link", "h", 1, 1, now, now
+    )
+    catalog.put_document(other)
+    yield catalog, tenant, ids
 
 
-def test_catalog_document_filters_on_every_database(filled: Catalog) -> None:
-    def ids(**where: str) -> list[str]:
+def test_catalog_document_filters_on_every_database(
+    filled: tuple[Catalog, str, list[str]],
+) -> None:
+    catalog, tenant, made = filled
+
+    def ids(**where: str) -> list[int]:
         query = DocumentQuery(**where)
-        found = sorted(d.id for d in filled.list_documents("t", 100, 0, query))
-        assert filled.count_documents("t", query) == len(found)
-        assert sorted(filled.document_ids("t", query)) == found
-        return found
+        found = sorted(d.id for d in catalog.list_documents(tenant, 100, 0, query))
+        assert catalog.count_documents(tenant, query) == len(found)
+        assert sorted(catalog.document_ids(tenant, query)) == found
+        return sorted(made.index(i) for i in found)
 
-    assert ids(domain="a.test") == ["d0", "d1", "d3"]  # subdomains and ports; not nota.test
-    assert ids(domain="docs.a.test") == ["d1"]
-    assert ids(url_prefix="http://A.TEST:8080/100%") == ["d3"]  # % and _ are literal
+    assert ids(domain="a.test") == [0, 1, 3]  # subdomains and ports; not nota.test
+    assert ids(domain="docs.a.test") == [1]
+    assert ids(url_prefix="http://A.TEST:8080/100%") == [3]  # % and _ are literal
     assert ids(url_prefix="https://a.test/%") == []
-    assert ids(title="title 4") == ["d4"]
+    assert ids(title="title 4") == [4]
     assert ids(title="_") == []
-    assert ids() == ["d0", "d1", "d2", "d3", "d4"]
+    assert ids() == [0, 1, 2, 3, 4]
 
 
 def test_catalog_keeps_a_documents_text_until_it_is_deleted(catalog: Catalog) -> None:
-    now = utcnow()
-    doc = Document("d", "t", "https://a.test/", "", "html", "link", "h", 1, 1, now, now)
+    now, tenant, doc_id = utcnow(), unique("t"), unique("d")
+    doc = Document(doc_id, tenant, "https://a.test/", "", "html", "link", "h", 1, 1, now, now)
     catalog.put_document(doc)
-    assert catalog.document_text("t", "d") is None
-    catalog.put_document_text("d", "# Title\n\nü" * 1000)
-    catalog.put_document_text("d", "# Title\n\nnewer")
-    assert catalog.document_text("t", "d") == "# Title\n\nnewer"
-    catalog.delete_document("t", "d")
+    assert catalog.document_text(tenant, doc_id) is None
+    catalog.put_document_text(doc_id, "# Title\n\nü" * 1000)
+    catalog.put_document_text(doc_id, "# Title\n\nnewer")
+    assert catalog.document_text(tenant, doc_id) == "# Title\n\nnewer"
+    catalog.delete_document(tenant, doc_id)
     catalog.put_document(doc)
-    assert catalog.document_text("t", "d") is None
+    assert catalog.document_text(tenant, doc_id) is None
 
 
-def test_jobs_list_in_the_catalog(catalog: Catalog, tmp_path: Path) -> None:
-    made = [catalog.create_job("t", "index-link", {"n": n}) for n in range(3)]
-    catalog.create_job("other", "index-link", {})
+def test_jobs_list_in_the_catalog(catalog: Catalog) -> None:
+    tenant = unique("t")
+    made = [catalog.create_job(tenant, "index-link", {"n": n}) for n in range(3)]
+    catalog.create_job(unique("other"), "index-link", {})
     catalog.update_job(made[1].id, status="completed")
-    jobs, total = catalog.list_jobs("t")
+    jobs, total = catalog.list_jobs(tenant)
     assert total == 3 and {j.id for j in jobs} == {j.id for j in made}
     assert [j.created_at for j in jobs] == sorted((j.created_at for j in jobs), reverse=True)
-    done, total = catalog.list_jobs("t", statuses=("completed",))
+    done, total = catalog.list_jobs(tenant, statuses=("completed",))
     assert [j.id for j in done] == [made[1].id] and total == 1
-    assert catalog.list_jobs("t", kinds=("spa-capture",)) == ([], 0)
+    assert catalog.list_jobs(tenant, kinds=("spa-capture",)) == ([], 0)
     assert timedelta(0) <= utcnow() - jobs[0].created_at < timedelta(minutes=5)
 
 

@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -85,16 +86,19 @@ class JobProcess:
         then after up to RESTART_MAX_S between attempts while it keeps dying."""
         delay = 0.0
         while True:
-            process = self._process
+            process, started = self._process, time.monotonic()
             process.join()
             if self._stopping.is_set():
                 return
+            if time.monotonic() - started > RESTART_MAX_S:  # it ran a while: not a crash loop
+                delay = 0.0
             log.error(
                 "job process %s died (exit code %s); starting it again in %.0f s",
                 process.pid,
                 process.exitcode,
                 delay,
             )
+            delay_next = min(max(1.0, delay * 2), RESTART_MAX_S)
             if self._stopping.wait(delay):
                 return
             with self._lock:
@@ -102,9 +106,13 @@ class JobProcess:
                     return
                 self._control.close()
                 self._store_pipe.close()
-                self._spawn()
+                try:
+                    self._spawn()
+                except Exception:  # e.g. out of memory or processes: try again later
+                    log.exception("the job process could not be started")
+                    self._process = process  # dead: joined at once, the next try waits longer
                 self.restarts += 1
-            delay = min(max(1.0, delay * 2), RESTART_MAX_S)
+            delay = delay_next
 
     def submit(self, job_id: str) -> None:
         try:
