@@ -274,31 +274,32 @@ def index_link(
 
 
 def _listed_urls(settings: Settings, server: str | None, job_id: str) -> Iterator[str]:
-    """The URLs a --map job listed, in discovery order."""
-    offset, page = 0, 1000
-    while True:
-        if server is None:
-            from retrieval import Catalog  # noqa: PLC0415
+    """The URLs a --map job listed, in discovery order, a page of them at a time."""
+    from retrieval import Catalog  # noqa: PLC0415
 
-            catalog = Catalog(settings.catalog_url)
-            try:
+    catalog = Catalog(settings.catalog_url) if server is None else None
+    offset, page = 0, 1000
+    try:
+        while True:
+            if catalog is not None:
                 urls = [u.url for u in catalog.crawl_urls(job_id, ("listed",), page, offset)]
-            finally:
-                catalog.close()
-        else:
-            body = _check(
-                httpx.get(
-                    f"{server}/knowledge/jobs/{job_id}/urls",
-                    params={"state": "listed", "limit": page, "offset": offset},
-                    headers=_auth(settings),
-                    timeout=30,
+            else:
+                body = _check(
+                    httpx.get(
+                        f"{server}/knowledge/jobs/{job_id}/urls",
+                        params={"state": "listed", "limit": page, "offset": offset},
+                        headers=_auth(settings),
+                        timeout=30,
+                    )
                 )
-            )
-            urls = [u["url"] for u in body["urls"]]
-        yield from urls
-        if len(urls) < page:
-            return
-        offset += page
+                urls = [u["url"] for u in body["urls"]]
+            yield from urls
+            if len(urls) < page:
+                return
+            offset += page
+    finally:
+        if catalog is not None:
+            catalog.close()
 
 
 def _bar_fields(view: dict[str, Any]) -> dict[str, Any]:
@@ -607,7 +608,10 @@ def jobs_show(job_id: str, as_json: AsJson = False) -> None:
 
     with _api() as lore:
         job = lore(calls.job(job_id))
-    _print_json(job) if as_json else out.print(f"{job.status}: {job.message}", markup=False)
+    if as_json:
+        _print_json(job)
+    else:
+        out.print(f"{job.status}: {job.message}", markup=False)
 
 
 @jobs_app.command("cancel")

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from pydantic.alias_generators import to_camel
 
-from retrieval import CrawlUrl, Document, Hit, Job
+from retrieval import Chunk, CrawlUrl, Document, Hit, Job
 from retrieval.skills import Skill, SkillHit
 from spa_phases import SnapshotResult
 
@@ -226,6 +226,20 @@ class DocumentChunk(Model):
     fetched_at: str
     superseded_by: str | None = None
     flag: str | None = None
+
+    @classmethod
+    def of(cls, c: Chunk) -> DocumentChunk:
+        return cls(
+            id=c.id,
+            position=c.position,
+            heading_path=list(c.heading_path),
+            text=c.text,
+            phase=c.phase,
+            trigger_action=c.trigger_action,
+            fetched_at=c.fetched_at,
+            superseded_by=c.superseded_by,
+            flag=c.flag,
+        )
 
 
 class DocumentDetail(Model):

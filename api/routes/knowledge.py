@@ -363,20 +363,7 @@ def get_document(
     return DocumentDetail(
         document=DocumentView.of(content.document),
         markdown=content.markdown,
-        chunks=[
-            DocumentChunk(
-                id=c.id,
-                position=c.position,
-                heading_path=list(c.heading_path),
-                text=c.text,
-                phase=c.phase,
-                trigger_action=c.trigger_action,
-                fetched_at=c.fetched_at,
-                superseded_by=c.superseded_by,
-                flag=c.flag,
-            )
-            for c in content.chunks
-        ],
+        chunks=[DocumentChunk.of(c) for c in content.chunks],
         chunks_total=content.chunks_total,
     )
 
