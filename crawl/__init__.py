@@ -14,7 +14,14 @@ from crawl.crawler import (
     SiteCrawl,
 )
 from crawl.errors import BlockedAddressError, CrawlError, FetchError
-from crawl.fetch import DEFAULT_USER_AGENT, FetchedPage, Fetcher, FetchOptions, check_address
+from crawl.fetch import (
+    DEFAULT_USER_AGENT,
+    Credentials,
+    FetchedPage,
+    Fetcher,
+    FetchOptions,
+    check_address,
+)
 from crawl.urls import Scope, canonicalize, host_matches
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "CrawlOptions",
     "CrawlSpec",
     "CrawlSummary",
+    "Credentials",
     "FetchError",
     "FetchOptions",
     "FetchedPage",

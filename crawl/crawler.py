@@ -36,7 +36,7 @@ from protego import Protego
 from crawl.browser import BrowserOptions, BrowserUnavailableError, Renderer, needs_render
 from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
-from crawl.fetch import FetchedPage, Fetcher, FetchOptions
+from crawl.fetch import Credentials, FetchedPage, Fetcher, FetchOptions
 from crawl.sitemaps import read_sitemaps
 from crawl.urls import Scope, absolute_link, canonicalize
 from retrieval import Catalog, CrawlUrl, bytes_hash
@@ -86,6 +86,9 @@ class CrawlSpec:
     render: Render = "http"
     map_only: bool = False  # list the URLs the crawl would ingest, ingest nothing
     allowed_hosts: tuple[str, ...] = ("*",)  # the tenant's allowedDomains
+    more_urls: tuple[str, ...] = ()  # a batch: more start URLs beside `url`
+    # headers and cookies sent to the crawl's own hosts (pages behind a login)
+    credentials: Credentials | None = field(default=None, repr=False)
 
     def scope(self) -> Scope:
         return Scope(
@@ -94,7 +97,12 @@ class CrawlSpec:
             self.include,
             self.exclude,
             self.allowed_hosts,
+            tuple(canonicalize(u) for u in self.more_urls),
         )
+
+    def starts(self) -> list[str]:
+        """The start URLs, canonical, each once, in the order asked."""
+        return list(dict.fromkeys(canonicalize(u) for u in (self.url, *self.more_urls)))
 
 
 @dataclass(frozen=True)
@@ -264,7 +272,7 @@ class SiteCrawl:
     async def _seed(self, fetcher: Fetcher) -> list[CrawlUrl]:
         start = self.scope.start_url
         if self.spec.strategy != "sitemap":
-            return self._admit([(start, 0)])
+            return self._admit([(url, 0) for url in self.spec.starts()])
         robots = await self._robots(fetcher)
         sitemap = await read_sitemaps(
             start,
@@ -323,7 +331,10 @@ class SiteCrawl:
     # the crawl --------------------------------------------------------------------------------
 
     async def run(self) -> CrawlSummary:
-        fetcher = Fetcher(self.options.fetch)
+        credentials = self.spec.credentials
+        if credentials:  # to the crawl's own hosts only
+            credentials = replace(credentials, hosts=self.scope.host_allowed)
+        fetcher = Fetcher(self.options.fetch, credentials=credentials)
         if self.spec.render != "http":
             self._renderer = Renderer(fetcher, self.options.browser)
         try:

@@ -7,6 +7,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
@@ -29,6 +30,29 @@ class FetchOptions:
     allow_private_addresses: bool = False
     # Private networks allowed even so, e.g. ("10.20.0.0/16",) for one intranet docs host.
     allow_networks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Request headers and cookies a crawl sends to the hosts it crawls (pages behind a
+    login), and to no other host: a redirect elsewhere goes without them. Their values never
+    appear in a repr, hence in no log."""
+
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    cookies: dict[str, str] = field(default_factory=dict, repr=False)
+    hosts: Callable[[str], bool] = field(default=lambda host: False, repr=False)
+
+    def __bool__(self) -> bool:
+        return bool(self.headers or self.cookies)
+
+    def for_url(self, url: str) -> dict[str, str]:
+        """The headers to add to a request for `url`: none for a host outside the crawl."""
+        if not self or not self.hosts((urlsplit(url).hostname or "").lower()):
+            return {}
+        headers = dict(self.headers)
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        return headers
 
 
 @dataclass(frozen=True)
@@ -94,8 +118,14 @@ def _page(response: httpx.Response, body: bytes) -> FetchedPage:
 class Fetcher:
     """Fetches single URLs with one shared connection pool."""
 
-    def __init__(self, options: FetchOptions, transport: httpx.AsyncBaseTransport | None = None):
+    def __init__(
+        self,
+        options: FetchOptions,
+        transport: httpx.AsyncBaseTransport | None = None,
+        credentials: Credentials | None = None,
+    ):
         self.options = options
+        self.credentials = credentials or Credentials()
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(options.timeout_s),
             headers={
@@ -145,9 +175,10 @@ class Fetcher:
         current = url
         for _ in range(self.options.max_redirects + 1):
             await check_address(current, self.options)
+            sent = {**headers, **self.credentials.for_url(current)}
             try:
                 async with self._client.stream(
-                    method, current, headers=headers, content=content
+                    method, current, headers=sent, content=content
                 ) as response:
                     if response.is_redirect and "location" in response.headers:
                         current = urljoin(current, response.headers["location"])

@@ -7,6 +7,7 @@ import fnmatch
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -87,10 +88,16 @@ class Scope:
     exclude: tuple[str, ...] = ()
     # The hosts the job's tenant may use (host names, "*.example.com", "*"): others are out.
     allowed_hosts: tuple[str, ...] = ("*",)
+    more_starts: tuple[str, ...] = ()  # a batch's other start URLs: their hosts are in too
 
     @property
     def host(self) -> str:
         return urlsplit(self.start_url).hostname or ""
+
+    @cached_property
+    def hosts(self) -> frozenset[str]:
+        """The start URLs' hosts."""
+        return frozenset(urlsplit(u).hostname or "" for u in (self.start_url, *self.more_starts))
 
     @property
     def root(self) -> str:
@@ -99,12 +106,12 @@ class Scope:
 
     def host_allowed(self, host: str) -> bool:
         host = host.lower()
-        if host == self.host:
+        if host in self.hosts:
             return True
         if not self.allow_subdomains:
             return False
-        root = self.host.removeprefix("www.")
-        return host == root or host.endswith("." + root)
+        roots = {start.removeprefix("www.") for start in self.hosts}
+        return any(host == root or host.endswith("." + root) for root in roots)
 
     def reason_out(self, url: str) -> str | None:
         """None when `url` is in scope, else why not (`out_of_scope:<what>`)."""

@@ -5,8 +5,8 @@ document in the catalog)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -47,6 +47,7 @@ class SourceDocument:
     fetched_at: datetime | None = None
     last_modified: str | None = None
     etag: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)  # custom, filterable in queries
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ def prepare(
                 fetched_at=fetched,
                 ingested_at=now.isoformat(),
                 last_modified=source.last_modified,
+                metadata=source.metadata,
             )
         )
     document = Document(
@@ -172,6 +174,7 @@ def prepare(
         etag=source.etag,
         http_last_modified=source.last_modified,
         body_hash=bytes_hash(source.data),
+        metadata=source.metadata,
     )
     return PreparedDocument(document, chunks, markdown)
 
@@ -252,8 +255,11 @@ class Indexer:
             self.store.ids_where(document_filter(p.document.tenant_id, p.document.id))
             for p in prepared
         ]
+        # Chunks are kept by content; new metadata must reach every chunk's payload.
         fresh = [
-            [c for c in p.chunks if c.id not in ids]
+            list(p.chunks)
+            if self._metadata_changed(p)
+            else [c for c in p.chunks if c.id not in ids]
             for p, ids in zip(prepared, existing, strict=True)
         ]
         vectors = iter(
@@ -267,6 +273,13 @@ class Indexer:
             self._write(p, ids, [replace(c, vector=next(vectors)) for c in chunks])
             for p, ids, chunks in zip(prepared, existing, fresh, strict=True)
         ]
+
+    def _metadata_changed(self, prepared: PreparedDocument) -> bool:
+        doc = prepared.document
+        try:
+            return self.catalog.get_document(doc.tenant_id, doc.id).metadata != doc.metadata
+        except NotFoundError:
+            return False
 
     def _write(
         self, prepared: PreparedDocument, existing: set[str], fresh: list[Chunk]

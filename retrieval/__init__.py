@@ -10,6 +10,7 @@ from retrieval.catalog import (
     Document,
     DocumentQuery,
     Job,
+    Schedule,
     SiteModel,
     Tenant,
     utcnow,
@@ -29,6 +30,7 @@ from retrieval.types import (
     Phase,
     SearchMode,
     SearchQuery,
+    check_metadata,
     search_text,
 )
 
@@ -53,6 +55,7 @@ __all__ = [
     "Reranker",
     "RerankerError",
     "RetrievalError",
+    "Schedule",
     "SearchMode",
     "SearchQuery",
     "SiteModel",
@@ -61,6 +64,7 @@ __all__ = [
     "Tenant",
     "VectorStore",
     "bytes_hash",
+    "check_metadata",
     "chunk_id",
     "content_hash",
     "document_id",

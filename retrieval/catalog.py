@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -68,6 +68,8 @@ class _DocumentRow(_Base):
     body_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     links: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)  # a page's out-links
     domain: Mapped[str | None] = mapped_column(String(255), nullable=True, index=True)
+    # custom metadata the document was indexed with (`metadata` is SQLAlchemy's own name)
+    meta: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
 
 
 class _DocumentTextRow(_Base):
@@ -149,6 +151,30 @@ class _JobRow(_Base):
     notified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class _ScheduleRow(_Base):
+    """A job made again every `every_s` seconds (a re-crawl of a source)."""
+
+    __tablename__ = "lore_schedules"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(String(128), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    every_s: Mapped[int] = mapped_column(Integer)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    last_job_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _SecretRow(_Base):
+    """What a job or schedule sends but never shows (login headers and cookies, webhook
+    headers): kept apart from its request, which job views echo; deleted when the job ends or
+    the schedule is deleted."""
+
+    __tablename__ = "lore_secrets"
+    owner_id: Mapped[str] = mapped_column(String(64), primary_key=True)  # a job or schedule id
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
 @dataclass(frozen=True)
 class Document:
     id: str
@@ -167,6 +193,7 @@ class Document:
     etag: str | None = None
     http_last_modified: str | None = None
     body_hash: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)  # custom, given at indexing
 
 
 @dataclass(frozen=True)
@@ -322,6 +349,7 @@ def _document(row: _DocumentRow) -> Document:
         etag=row.etag,
         http_last_modified=row.http_last_modified,
         body_hash=row.body_hash,
+        metadata=dict(row.meta or {}),
     )
 
 
@@ -341,6 +369,31 @@ def _job(row: _JobRow) -> Job:
         finished_at=_aware(row.finished_at),
         claimed_by=row.claimed_by,
         heartbeat_at=_aware(row.heartbeat_at),
+    )
+
+
+@dataclass(frozen=True)
+class Schedule:
+    id: str
+    tenant_id: str
+    kind: str
+    request: dict[str, Any]
+    every_s: int
+    next_run_at: datetime
+    last_job_id: str | None
+    created_at: datetime
+
+
+def _schedule(row: _ScheduleRow) -> Schedule:
+    return Schedule(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        kind=row.kind,
+        request=dict(row.request),
+        every_s=row.every_s,
+        next_run_at=_aware(row.next_run_at) or utcnow(),
+        last_job_id=row.last_job_id,
+        created_at=_aware(row.created_at) or utcnow(),
     )
 
 
@@ -420,6 +473,7 @@ class Catalog:
             row.http_last_modified = doc.http_last_modified
             row.body_hash = doc.body_hash
             row.domain = url_host(doc.url)
+            row.meta = dict(doc.metadata) or None
             session.flush()
             return _document(row)
 
@@ -588,11 +642,20 @@ class Catalog:
 
     # jobs ------------------------------------------------------------------------------------
 
-    def create_job(self, tenant_id: str, kind: str, request: dict[str, Any]) -> Job:
+    def create_job(
+        self,
+        tenant_id: str,
+        kind: str,
+        request: dict[str, Any],
+        secrets: dict[str, Any] | None = None,
+    ) -> Job:
+        """A queued job; `secrets` are kept apart from its request (see `secrets`)."""
         job = Job(
             id=str(uuid.uuid4()), tenant_id=tenant_id, kind=kind, status="queued", request=request
         )
         with Session(self._engine) as session, session.begin():
+            if secrets:
+                session.add(_SecretRow(owner_id=job.id, data=secrets))
             session.add(
                 _JobRow(
                     id=job.id,
@@ -607,6 +670,20 @@ class Catalog:
                 )
             )
         return job
+
+    def secrets(self, owner_id: str) -> dict[str, Any]:
+        """The secrets a job or schedule was created with ({} when none, or forgotten)."""
+        with Session(self._engine) as session:
+            row = session.get(_SecretRow, owner_id)
+            return {} if row is None else dict(row.data)
+
+    def set_secrets(self, owner_id: str, secrets: dict[str, Any]) -> None:
+        with Session(self._engine) as session, session.begin():
+            session.merge(_SecretRow(owner_id=owner_id, data=secrets))
+
+    def forget_secrets(self, owner_id: str) -> None:
+        with Session(self._engine) as session, session.begin():
+            session.execute(delete(_SecretRow).where(_SecretRow.owner_id == owner_id))
 
     def get_job(self, job_id: str, tenant_id: str | None = None) -> Job:
         with Session(self._engine) as session:
@@ -723,6 +800,91 @@ class Catalog:
             jobs = [_job(r) for r in rows]
             total = session.scalar(select(func.count()).select_from(_JobRow).where(*conditions))
             return jobs, int(total or 0)
+
+    # schedules -------------------------------------------------------------------------------
+
+    def create_schedule(
+        self,
+        tenant_id: str,
+        kind: str,
+        request: dict[str, Any],
+        every_s: int,
+        first_run_at: datetime,
+        secrets: dict[str, Any] | None = None,
+    ) -> Schedule:
+        """A job of `kind` with `request` made at `first_run_at` and every `every_s` after;
+        `secrets` are kept apart, for every job it makes."""
+        row = _ScheduleRow(
+            id=str(uuid.uuid4()),
+            tenant_id=tenant_id,
+            kind=kind,
+            request=request,
+            every_s=every_s,
+            next_run_at=first_run_at,
+            last_job_id=None,
+            created_at=utcnow(),
+        )
+        with Session(self._engine) as session, session.begin():
+            session.add(row)
+            if secrets:
+                session.add(_SecretRow(owner_id=row.id, data=secrets))
+            session.flush()
+            return _schedule(row)
+
+    def get_schedule(self, schedule_id: str, tenant_id: str | None = None) -> Schedule:
+        with Session(self._engine) as session:
+            row = session.get(_ScheduleRow, schedule_id)
+            if row is None or (tenant_id is not None and row.tenant_id != tenant_id):
+                raise NotFoundError(f"no schedule {schedule_id}")
+            return _schedule(row)
+
+    def list_schedules(self, tenant_id: str) -> list[Schedule]:
+        """The tenant's schedules, oldest first."""
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_ScheduleRow)
+                .where(_ScheduleRow.tenant_id == tenant_id)
+                .order_by(_ScheduleRow.created_at, _ScheduleRow.id)
+            )
+            return [_schedule(r) for r in rows]
+
+    def delete_schedule(self, schedule_id: str, tenant_id: str) -> None:
+        """Delete a schedule and its secrets (the jobs it made stay); NotFoundError if none."""
+        self.get_schedule(schedule_id, tenant_id)
+        with Session(self._engine) as session, session.begin():
+            session.execute(delete(_ScheduleRow).where(_ScheduleRow.id == schedule_id))
+            session.execute(delete(_SecretRow).where(_SecretRow.owner_id == schedule_id))
+
+    def due_schedules(self, now: datetime) -> list[Schedule]:
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_ScheduleRow)
+                .where(_ScheduleRow.next_run_at <= now)
+                .order_by(_ScheduleRow.next_run_at)
+            )
+            return [_schedule(r) for r in rows]
+
+    def advance_schedule(self, schedule: Schedule, next_run_at: datetime) -> bool:
+        """Move a due schedule to its next run; False when another process did first (it
+        makes this run's job)."""
+        with Session(self._engine) as session, session.begin():
+            result = session.execute(
+                update(_ScheduleRow)
+                .where(
+                    _ScheduleRow.id == schedule.id,
+                    _ScheduleRow.next_run_at == schedule.next_run_at,
+                )
+                .values(next_run_at=next_run_at)
+            )
+            return bool(getattr(result, "rowcount", 0))
+
+    def set_schedule_job(self, schedule_id: str, job_id: str) -> None:
+        with Session(self._engine) as session, session.begin():
+            session.execute(
+                update(_ScheduleRow)
+                .where(_ScheduleRow.id == schedule_id)
+                .values(last_job_id=job_id)
+            )
 
     def jobs_with_status(self, *statuses: str) -> list[Job]:
         with Session(self._engine) as session:

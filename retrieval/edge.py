@@ -43,6 +43,7 @@ INDEXED_FIELDS = (
     "doc_type",
     "source",
     "state",
+    "meta",
 )
 FLOAT_FIELDS = ("fetched_ts",)
 _DBSF: Any = qe.Fusion.Dbsf()  # the stub types the query as `Fusion`, the engine takes this

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
@@ -36,6 +37,32 @@ def timestamp(value: str | None) -> float | None:
         return None
 
 
+METADATA_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_METADATA = 32  # keys per document
+MAX_METADATA_VALUE = 256  # characters
+
+
+def check_metadata(metadata: Mapping[str, Any]) -> dict[str, str]:
+    """A document's custom metadata, checked: at most 32 keys of letters, digits, `_.-`
+    (64 characters), each with a string value of at most 256; raises ValueError naming the
+    key otherwise."""
+    if len(metadata) > MAX_METADATA:
+        raise ValueError(f"at most {MAX_METADATA} keys, not {len(metadata)}")
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not METADATA_KEY.match(key):
+            raise ValueError(f"key {key!r}: use 1-64 letters, digits, '_', '.' or '-'")
+        if not isinstance(value, str):
+            raise ValueError(f"{key}: the value must be a string, not {type(value).__name__}")
+        if len(value) > MAX_METADATA_VALUE:
+            raise ValueError(f"{key}: the value is over {MAX_METADATA_VALUE} characters")
+    return dict(metadata)
+
+
+def metadata_terms(metadata: Mapping[str, str]) -> list[str]:
+    """The keyword terms a metadata filter matches: `key=value`."""
+    return [f"{key}={value}" for key, value in sorted(metadata.items())]
+
+
 def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
     context = " > ".join(h for h in (title, *heading_path) if h)
     return f"{context}\n\n{text}" if context else text
@@ -67,6 +94,7 @@ class Chunk:
     superseded_at: str | None = None
     flag: str | None = None  # "hidden_instructions": kept out of results unless asked for
     source: str = ""  # "upload", "link", "spa"
+    metadata: Mapping[str, str] = field(default_factory=dict)  # the document's, custom
     vector: Sequence[float] = field(default=(), repr=False, compare=False)
 
     @property
@@ -104,6 +132,8 @@ class Chunk:
             "fetched_ts": timestamp(self.fetched_at),
             "ingested_at": self.ingested_at,
             "last_modified": self.last_modified,
+            "metadata": dict(self.metadata),
+            "meta": metadata_terms(self.metadata),  # indexed keywords for metadata filters
         }
 
     @classmethod
@@ -131,6 +161,7 @@ class Chunk:
             fetched_at=payload.get("fetched_at", ""),
             ingested_at=payload.get("ingested_at", ""),
             last_modified=payload.get("last_modified"),
+            metadata=dict(payload.get("metadata") or {}),
         )
 
 
@@ -150,6 +181,8 @@ class ChunkFilter:
     fetched_before: float | None = None
     include_superseded: bool = False
     include_flagged: bool = False  # chunks flagged as hidden instructions to a model
+    # custom metadata: for each key, the values accepted (every key must match)
+    metadata: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def selects_all(self) -> bool:
         """True when only chunk states are set: every document would match."""
@@ -176,6 +209,7 @@ def filter_terms(flt: ChunkFilter) -> list[tuple[str, tuple[str, ...]]]:
         ("phase", flt.phases),
         ("source", flt.sources),
         ("state", flt.states()),
+        *(("meta", tuple(f"{key}={v}" for v in values)) for key, values in flt.metadata),
     )
     return [(key, values) for key, values in terms if values]
 

@@ -84,6 +84,7 @@ def corpus(embedder: Embedder) -> list[Chunk]:
                 trigger_action="click(#more)" if n % 7 == 0 else None,
                 superseded_by="newer" if n % 11 == 5 else None,
                 flag="hidden_instructions" if n % 13 == 3 else None,
+                metadata={"team": ("docs", "support", "sales")[n % 3], "v": str(n % 2)},
                 vector=vector,
             )
         )
@@ -164,6 +165,7 @@ FILTERS = {
         fetched_before=(BASE_TIME + timedelta(days=20)).timestamp(),
     ),
     "history": ChunkFilter(tenant_ids=("acme",), include_superseded=True),
+    "metadata": ChunkFilter(metadata=(("team", ("docs", "sales")), ("v", ("1",)))),
     "flagged too": ChunkFilter(tenant_ids=("acme",), include_flagged=True),
     "everything": ChunkFilter(include_superseded=True, include_flagged=True),
 }
@@ -199,6 +201,8 @@ def _matches(chunk: Chunk, flt: ChunkFilter) -> bool:
     ):
         if values and payload[key] not in values:
             return False
+    if any(chunk.metadata.get(key) not in values for key, values in flt.metadata):
+        return False
     if flt.url_prefixes and not any(chunk.url.startswith(p) for p in flt.url_prefixes):
         return False
     ts = payload["fetched_ts"]
