@@ -16,7 +16,7 @@ from fastapi.openapi.utils import get_openapi
 
 from api import errors
 from api.auth import Authenticator
-from api.jobs import JobProcess, Jobs, JobWorker, WorkerTier, run_job
+from api.jobs import JobProcess, Jobs, JobWorker, Scheduler, WorkerTier, run_job
 from api.ratelimit import rate_limiter
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
@@ -64,6 +64,8 @@ def create_app(
         app.state.worker = worker
         app.state.searches = anyio.CapacityLimiter(search_concurrency(settings))
         worker.start()
+        scheduler = Scheduler(instance, worker.submit, settings.schedule_poll_s)
+        scheduler.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
         if announce_url:
             settings.server_file.write_text(json.dumps({"url": announce_url, "pid": os.getpid()}))
@@ -72,6 +74,7 @@ def create_app(
         finally:
             if announce_url:
                 settings.server_file.unlink(missing_ok=True)
+            await scheduler.stop()
             await worker.stop()
             limiter.close()
             if lore is None:

@@ -184,9 +184,26 @@ def worker(
         _fail(str(exc), 2)
 
 
+def _pairs(values: list[str] | None, sep: str, what: str) -> dict[str, str]:
+    """`name<sep>value` options as a dict; exit 2 for one without the separator."""
+    pairs = {}
+    for value in values or ():
+        name, found, rest = value.partition(sep)
+        if not found or not name.strip():
+            _fail(f"{what} {value!r}: write it as name{sep.strip()}value", 2)
+        pairs[name.strip()] = rest.strip()
+    return pairs
+
+
+Meta = Annotated[
+    list[str] | None,
+    typer.Option("--meta", help="Custom metadata key=value (queries filter on it); repeat"),
+]
+
+
 @app.command("index-link")
 def index_link(
-    url: Annotated[str, typer.Argument(help="The http(s) URL to index")],
+    urls: Annotated[list[str], typer.Argument(help="The http(s) URL to index (or several)")],
     strategy: Annotated[str, typer.Option(help="single | sitemap | spider")] = "single",
     max_pages: Annotated[int | None, typer.Option(help="Pages fetched at most")] = None,
     max_depth: Annotated[int | None, typer.Option(help="Link hops from the URL (spider)")] = None,
@@ -196,13 +213,28 @@ def index_link(
     map_only: Annotated[
         bool, typer.Option("--map", help="List the URLs the crawl would ingest; ingest nothing")
     ] = False,
+    header: Annotated[
+        list[str] | None,
+        typer.Option(help="'Name: value' sent to the site's own hosts (a login); repeat"),
+    ] = None,
+    cookie: Annotated[
+        list[str] | None, typer.Option(help="name=value sent like --header; repeat")
+    ] = None,
+    meta: Meta = None,
     wait: Annotated[bool, typer.Option(help="Wait for the job, with a progress bar")] = True,
 ) -> None:
-    """Index a URL, a sitemap or a whole site (a crawl job), with live progress."""
+    """Index a URL (or a batch), a sitemap or a whole site (a crawl job), with live progress.
+    Login headers and cookies are sent to the crawled hosts only and never shown."""
     settings = _settings()
     server = _server_url(settings)
+    url = urls[0]
+    headers, cookies = _pairs(header, ":", "--header"), _pairs(cookie, "=", "--cookie")
+    metadata = _pairs(meta, "=", "--meta")
     request: dict[str, Any] = {
-        "url": url,
+        **({"url": url} if len(urls) == 1 else {"urls": urls}),
+        "headers": headers,
+        "cookies": cookies,
+        "metadata": metadata,
         "strategy": strategy,
         "maxPages": max_pages,
         "maxDepth": max_depth,
@@ -219,7 +251,7 @@ def index_link(
         lore = _local()
         try:
             job = lore.submit_link(
-                url,
+                urls,
                 strategy,
                 max_pages=max_pages,
                 max_depth=max_depth,
@@ -227,6 +259,9 @@ def index_link(
                 exclude=exclude or (),
                 render=render,
                 map_only=map_only,
+                headers=headers,
+                cookies=cookies,
+                metadata=metadata,
             )
             with _progress("index-link") as bar:
                 task = bar.add_task(f"crawling {url}", total=None)
@@ -322,11 +357,13 @@ def ingest(
     ],
     url: Annotated[str | None, typer.Option(help="Declared URL (one file only)")] = None,
     title: Annotated[str | None, typer.Option(help="Title to store")] = None,
+    meta: Meta = None,
 ) -> None:
     """Ingest local files: documents (PDF, Office, EPUB, HTML, Markdown, text), structured data
     (CSV, JSON, YAML, XML) and media (transcribed). Exit code 2 when a file failed."""
     settings = _settings()
     server = _server_url(settings)
+    metadata = _pairs(meta, "=", "--meta")
     if server is None:
         from api.service import Upload  # noqa: PLC0415
         from ingest import IngestError  # noqa: PLC0415
@@ -336,7 +373,7 @@ def ingest(
         try:
             uploads = [Upload(f.name, None, f.read_bytes()) for f in files]
             with console.status(f"extracting {len(files)} file(s)"):
-                outcomes = lore.prepare_uploads(uploads, url, title)
+                outcomes = lore.prepare_uploads(uploads, url, title, metadata)
             failed = [str(o) for o in outcomes if isinstance(o, IngestError)]
             prepared = [o for o in outcomes if not isinstance(o, IngestError)]
             with _progress("ingest") as bar:
@@ -358,6 +395,8 @@ def ingest(
             raise typer.Exit(2)
         return
     data: dict[str, str] = {k: v for k, v in (("url", url), ("title", title)) if v}
+    if metadata:
+        data["metadata"] = json.dumps(metadata)
     handles = [("files", (f.name, f.open("rb"))) for f in files]
     try:
         with console.status(f"uploading {len(files)} file(s) to {server}"):
@@ -393,11 +432,18 @@ def query(
     text: Annotated[str, typer.Argument(help="What to search for")],
     url: Annotated[str | None, typer.Option(help="Resolve for this page (its domain)")] = None,
     k: Annotated[int, typer.Option(help="How many chunks", min=1, max=100)] = 5,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option("--meta", help="Only chunks with this metadata key=value; repeat"),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Search the knowledge base (or resolve for a page with --url)."""
     settings = _settings()
     server = _server_url(settings)
+    metadata = _pairs(meta, "=", "--meta")
+    if url and metadata:
+        _fail("--meta filters a search; --url resolves for a page without filters", 2)
     if server is not None:
         if url:
             body = _check(
@@ -412,7 +458,7 @@ def query(
             body = _check(
                 httpx.post(
                     f"{server}/knowledge/query",
-                    json={"query": text, "k": k},
+                    json={"query": text, "k": k, "metadata": metadata},
                     headers=_auth(settings),
                     timeout=30,
                 )
@@ -420,10 +466,12 @@ def query(
         _print_chunks(body["chunks"], as_json)
         return
     from api.schemas import ChunkView  # noqa: PLC0415
+    from retrieval import ChunkFilter  # noqa: PLC0415
 
     lore = _local()
+    flt = ChunkFilter(metadata=tuple((key, (value,)) for key, value in metadata.items()))
     try:
-        hits = lore.resolve(url, text, k).hits if url else lore.query(text, k)
+        hits = lore.resolve(url, text, k).hits if url else lore.query(text, k, flt)
     except ValueError as exc:
         _fail(str(exc), 2)
     finally:
@@ -721,6 +769,75 @@ def skills_delete(skill_id: str) -> None:
     with _api() as lore:
         lore(calls.delete_skill(skill_id))
     console.print(f"deleted skill {skill_id}")
+
+
+schedules_app = typer.Typer(help="Re-crawls every so often: list, create, delete.")
+app.add_typer(schedules_app, name="schedules", no_args_is_help=True)
+
+
+@schedules_app.command("list")
+def schedules_list(as_json: AsJson = False) -> None:
+    """The schedules and when each runs next."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        found = lore(calls.schedules())
+    if as_json:
+        _print_json(found)
+        return
+    for schedule in found:
+        starts = schedule.request.get("urls") or [schedule.request["url"]]
+        out.print(
+            f"{schedule.id}  every {schedule.interval_minutes} min  next {schedule.next_run_at}"
+            f"  last job {schedule.last_job_id or '-'}  {' '.join(starts)}",
+            markup=False,
+        )
+
+
+@schedules_app.command("create")
+def schedules_create(
+    urls: Annotated[list[str], typer.Argument(help="The http(s) URL to crawl (or several)")],
+    every: Annotated[int, typer.Option(help="Minutes between runs (5 at least)")],
+    strategy: Annotated[str, typer.Option(help="single | sitemap | spider")] = "single",
+    max_pages: Annotated[int | None, typer.Option(help="Pages fetched at most")] = None,
+    now: Annotated[bool, typer.Option(help="Make the first run now")] = True,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' for a login; repeat")
+    ] = None,
+    cookie: Annotated[list[str] | None, typer.Option(help="name=value; repeat")] = None,
+    meta: Meta = None,
+    as_json: AsJson = False,
+) -> None:
+    """Re-crawl a source every --every minutes (each run is an index-link job)."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        made = lore(
+            calls.create_schedule(
+                urls[0] if len(urls) == 1 else urls,
+                every,
+                strategy,
+                now,
+                max_pages=max_pages,
+                headers=_pairs(header, ":", "--header"),
+                cookies=_pairs(cookie, "=", "--cookie"),
+                metadata=_pairs(meta, "=", "--meta"),
+            )
+        )
+    if as_json:
+        _print_json(made)
+    else:
+        out.print(f"{made.id}: next run {made.next_run_at}", markup=False)
+
+
+@schedules_app.command("delete")
+def schedules_delete(schedule_id: str) -> None:
+    """Stop a schedule (the jobs it made stay) and forget its login."""
+    from api.client import calls  # noqa: PLC0415
+
+    with _api() as lore:
+        lore(calls.delete_schedule(schedule_id))
+    console.print(f"deleted schedule {schedule_id}")
 
 
 @app.command()

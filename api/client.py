@@ -64,6 +64,7 @@ class Chunk:
     trigger_action: str | None
     fetched_at: str
     scope: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Chunk:
@@ -78,6 +79,7 @@ class Chunk:
             trigger_action=data.get("triggerAction"),
             fetched_at=data["fetchedAt"],
             scope=data.get("scope"),
+            metadata=dict(data.get("metadata") or {}),
         )
 
 
@@ -163,6 +165,7 @@ class Document:
     source: str
     chunk_count: int
     updated_at: str
+    metadata: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Document:
@@ -174,6 +177,28 @@ class Document:
             source=data["source"],
             chunk_count=int(data["chunkCount"]),
             updated_at=data["updatedAt"],
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A job made every `interval_minutes` (a re-crawl); `request` as job views show it."""
+
+    id: str
+    request: dict[str, Any]
+    interval_minutes: int
+    next_run_at: str
+    last_job_id: str | None
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> Schedule:
+        return cls(
+            id=data["id"],
+            request=dict(data["request"]),
+            interval_minutes=int(data["intervalMinutes"]),
+            next_run_at=data["nextRunAt"],
+            last_job_id=data.get("lastJobId"),
         )
 
 
@@ -280,13 +305,44 @@ def snapshot(
     return Call("POST", "/knowledge/spa/snapshots", dict, json=body)
 
 
-def index_link(url: str, strategy: str = "single", **options: Any) -> Call[Job]:
+def _link(url: str | list[str], strategy: str, options: dict[str, Any]) -> dict[str, Any]:
+    starts = {"url": url} if isinstance(url, str) else {"urls": list(url)}
+    return _camel(**starts, strategy=strategy, **options)
+
+
+def index_link(url: str | list[str], strategy: str = "single", **options: Any) -> Call[Job]:
+    """Queue a crawl of `url` (or of a batch of URLs); options in snake_case (max_pages,
+    headers, cookies, metadata, webhook, ...)."""
     return Call(
         "POST",
         "/knowledge/index-link",
         lambda d: Job(d["jobId"], "index-link", d["status"], 0.0, ""),
-        json=_camel(url=url, strategy=strategy, **options),
+        json=_link(url, strategy, options),
     )
+
+
+def create_schedule(
+    url: str | list[str],
+    interval_minutes: int,
+    strategy: str = "single",
+    run_now: bool = True,
+    **options: Any,
+) -> Call[Schedule]:
+    """Re-crawl `url` every `interval_minutes` (options as `index_link` takes them)."""
+    body = {
+        "intervalMinutes": interval_minutes,
+        "runNow": run_now,
+        "indexLink": _link(url, strategy, options),
+    }
+    return Call("POST", "/knowledge/schedules", Schedule.of, json=body)
+
+
+def schedules() -> Call[list[Schedule]]:
+    return Call("GET", "/knowledge/schedules", lambda d: [Schedule.of(s) for s in d["schedules"]])
+
+
+def delete_schedule(schedule_id: str) -> Call[None]:
+    return Call("DELETE", f"/knowledge/schedules/{schedule_id}", lambda _: None)
 
 
 def job(job_id: str) -> Call[Job]:
@@ -399,6 +455,9 @@ class calls:
     delete_documents = staticmethod(delete_documents)
     skills = staticmethod(skills)
     delete_skill = staticmethod(delete_skill)
+    create_schedule = staticmethod(create_schedule)
+    schedules = staticmethod(schedules)
+    delete_schedule = staticmethod(delete_schedule)
 
 
 # Two transports --------------------------------------------------------------------------------

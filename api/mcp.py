@@ -75,8 +75,17 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
         domains: Annotated[
             list[str] | None, Field(description="Only these hosts, e.g. ['docs.example.com'].")
         ] = None,
+        metadata: Annotated[
+            dict[str, str] | None,
+            Field(
+                description="Only documents indexed with this custom metadata, e.g. "
+                "{'team': 'billing'}."
+            ),
+        ] = None,
     ) -> list[dict[str, Any]]:
-        found = await send(calls.search(query, k, domains=domains or None))
+        found = await send(
+            calls.search(query, k, domains=domains or None, metadata=metadata or None)
+        )
         return [asdict(c) for c in found]
 
     @server.tool(description="Remember which action worked for a goal where another failed.")

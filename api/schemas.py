@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
-from retrieval import Chunk, CrawlUrl, Document, Hit, Job
+from retrieval import Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
 from retrieval.skills import Skill, SkillHit
 from spa_phases import SnapshotResult
 
@@ -38,22 +48,76 @@ _TRANSPORT_HEADERS = frozenset(
 )
 
 
+def _checked_metadata(value: dict[str, str]) -> dict[str, str]:
+    return check_metadata(value)
+
+
+Metadata = Annotated[
+    dict[str, StrictStr],
+    AfterValidator(_checked_metadata),
+    Field(
+        description="Custom metadata (at most 32 keys of letters, digits, `_.-`; string values "
+        "of at most 256 characters), kept on the documents and their chunks: queries filter on "
+        "it (`metadata` of POST /knowledge/query).",
+        examples=[{"team": "billing", "product": "invoices"}],
+    ),
+]
+
+
+def _header_names(headers: dict[str, str]) -> dict[str, str]:
+    for name, value in headers.items():
+        if not _TOKEN.match(name):
+            raise ValueError(f"{name!r} is not a header name")
+        if name.strip().lower() in _TRANSPORT_HEADERS:
+            raise ValueError(f"{name}: lore sets this header itself")
+        if "\n" in value or "\r" in value:
+            raise ValueError(f"{name}: a header value cannot hold a line break")
+    return headers
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
+
+
 class WebhookSpec(Model):
     url: str = Field(..., min_length=1, max_length=4096)
-    headers: dict[str, str] = Field(
-        default_factory=dict, description="Sent with the POST (not Host or transport headers)."
+    headers: Annotated[dict[str, str], AfterValidator(_header_names)] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Sent with the POST (not Host or transport headers); never shown in job views.",
     )
-
-    @field_validator("headers")
-    @classmethod
-    def _no_transport_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        if refused := sorted(h for h in headers if h.strip().lower() in _TRANSPORT_HEADERS):
-            raise ValueError(f"lore sets these itself: {', '.join(refused)}")
-        return headers
 
 
 class IndexLinkRequest(Model):
-    url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"url": "https://docs.example.com/", "strategy": "sitemap", "maxPages": 500},
+                {
+                    "urls": ["https://example.com/pricing", "https://example.com/terms"],
+                    "metadata": {"team": "sales"},
+                },
+                {
+                    "url": "https://intranet.example.com/wiki/",
+                    "strategy": "spider",
+                    "headers": {"Authorization": "Bearer <token>"},
+                    "cookies": {"session": "<cookie value>"},
+                    "webhook": {"url": "https://hooks.example.com/lore"},
+                },
+            ]
+        }
+    )
+    url: str | None = Field(
+        None,
+        min_length=1,
+        max_length=4096,
+        description="An absolute http(s) URL: where the crawl starts (or `urls`).",
+    )
+    urls: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+        default_factory=list,
+        max_length=1000,
+        description="A batch: several start URLs in one job (instead of `url`); with 'single', "
+        "each URL is fetched; with 'spider', links are followed on all their hosts.",
+    )
     strategy: Literal["single", "sitemap", "spider"] = Field(
         "single",
         description="'single': this URL; 'sitemap': the URLs the site's sitemaps list (robots.txt "
@@ -77,6 +141,74 @@ class IndexLinkRequest(Model):
         False, description="List the URLs the crawl would ingest; ingest nothing."
     )
     webhook: WebhookSpec | None = Field(None, description="POSTed the job when it ends.")
+    headers: Annotated[dict[str, str], AfterValidator(_header_names)] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Request headers for pages behind a login (e.g. Authorization), sent to "
+        "the crawl's own hosts only; never logged, shown in job views or sent to webhooks.",
+    )
+    cookies: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=50,
+        description="Cookies (name: value) sent to the crawl's own hosts, kept like `headers`.",
+    )
+    metadata: Metadata = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_start(self) -> IndexLinkRequest:
+        if (self.url is None) == (not self.urls):
+            raise ValueError("give either url or urls (a batch)")
+        return self
+
+
+class ScheduleRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "intervalMinutes": 1440,
+                    "indexLink": {"url": "https://docs.example.com/", "strategy": "sitemap"},
+                }
+            ]
+        }
+    )
+    interval_minutes: int = Field(
+        ..., ge=5, le=366 * 24 * 60, description="How often: a job every this many minutes."
+    )
+    run_now: StrictBool = Field(
+        True, description="Make the first job now (else after one interval)."
+    )
+    index_link: IndexLinkRequest = Field(
+        ..., description="The job to make, as index-link takes it."
+    )
+
+
+class ScheduleView(Model):
+    id: str
+    kind: str
+    request: dict[str, object] = Field(
+        ..., description="As job views show it: login and webhook headers by name only."
+    )
+    interval_minutes: int
+    next_run_at: datetime
+    last_job_id: str | None = Field(None, description="The newest job it made.")
+    created_at: datetime
+
+    @classmethod
+    def of(cls, schedule: Schedule) -> ScheduleView:
+        return cls(
+            id=schedule.id,
+            kind=schedule.kind,
+            request=schedule.request,
+            interval_minutes=schedule.every_s // 60,
+            next_run_at=schedule.next_run_at,
+            last_job_id=schedule.last_job_id,
+            created_at=schedule.created_at,
+        )
+
+
+class ScheduleList(Model):
+    schedules: list[ScheduleView]
 
 
 class CrawlUrlView(Model):
@@ -165,6 +297,7 @@ class DocumentView(Model):
         default_factory=list,
         description="What extraction left out or could not read (pages without text, limits).",
     )
+    metadata: dict[str, str] = Field(default_factory=dict, description="Custom, as indexed.")
 
     @classmethod
     def of(cls, doc: Document) -> DocumentView:
@@ -180,6 +313,7 @@ class DocumentView(Model):
             updated_at=doc.updated_at,
             extractor=doc.extractor,
             warnings=list(doc.warnings),
+            metadata=dict(doc.metadata),
         )
 
 
@@ -254,6 +388,10 @@ class DocumentDetail(Model):
 
 
 class ConvertRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"url": "https://docs.example.com/guide/install"}]}
+    )
+
     url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
 
 
@@ -297,6 +435,7 @@ class ChunkView(Model):
         None,
         description="'hidden_instructions': hidden text addressed to a model (includeFlagged).",
     )
+    metadata: dict[str, str] = Field(default_factory=dict, description="Its document's, custom.")
 
     @classmethod
     def of(cls, hit: Hit) -> ChunkView:
@@ -320,6 +459,7 @@ class ChunkView(Model):
             superseded_by=c.superseded_by,
             superseded_at=c.superseded_at,
             flag=c.flag,
+            metadata=dict(c.metadata),
         )
 
 
@@ -329,6 +469,19 @@ class ResolveResponse(Model):
 
 
 class QueryRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "query": "how do I export invoices as CSV",
+                    "k": 5,
+                    "domains": ["help.example.com"],
+                    "metadata": {"team": "billing"},
+                }
+            ]
+        }
+    )
+
     query: str = Field(..., min_length=1, max_length=2000)
     k: int = Field(10, ge=1, le=100)
     domains: list[str] = Field(default_factory=list)
@@ -353,6 +506,13 @@ class QueryRequest(Model):
     )
     include_public: StrictBool = True
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
+    metadata: dict[str, StrictStr | list[StrictStr]] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="Custom metadata every chunk must have: per key one value or a list of "
+        "accepted values.",
+        examples=[{"team": "billing", "product": ["invoices", "payments"]}],
+    )
 
     @field_validator("url_prefixes")
     @classmethod
@@ -392,6 +552,19 @@ class Health(Model):
 
 
 class SnapshotRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "url": "https://app.example.com/settings",
+                    "phase": "post_interaction",
+                    "dom": "<html><body><div id=tab-2>Billing address ...</div></body></html>",
+                    "triggerAction": "click(#tab-2)",
+                }
+            ]
+        }
+    )
+
     url: str = Field(..., min_length=1, max_length=4096, description="The page's URL.")
     phase: Literal["initial", "post_interaction"] = Field(
         ..., description="'initial': the DOM at load; 'post_interaction': after triggerAction."
@@ -432,6 +605,10 @@ class SnapshotResponse(Model):
 
 
 class CaptureRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"url": "https://app.example.com/", "maxActions": 20}]}
+    )
+
     url: str = Field(..., min_length=1, max_length=4096, description="The app's URL.")
     explore: StrictBool = Field(
         True, description="Find and perform the interactions that reveal content."
@@ -468,6 +645,23 @@ class SuccessfulActionView(Model):
 
 
 class SkillRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "url": "https://shop.example.com/cart",
+                    "goal": "apply a discount code",
+                    "failedState": {"action": "click(12)", "elementDescription": "Apply button"},
+                    "successfulAction": {
+                        "action": "click(15)",
+                        "elementDescription": "Redeem code link",
+                        "strategy": "the link under the order total",
+                    },
+                }
+            ]
+        }
+    )
+
     url: str = Field(..., min_length=1, max_length=4096, description="A page of the domain.")
     goal: str = Field(..., min_length=1, max_length=1000)
     failed_state: FailedStateView
@@ -475,6 +669,8 @@ class SkillRequest(Model):
 
 
 class OutcomeRequest(Model):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"success": True}]})
+
     success: StrictBool
 
 
@@ -522,6 +718,19 @@ class SkillList(Model):
 
 
 class AgentContextRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "url": "https://shop.example.com/checkout",
+                    "query": "which payment methods are accepted",
+                    "goal": "pay for the order",
+                    "k": 8,
+                }
+            ]
+        }
+    )
+
     url: str = Field(..., min_length=1, max_length=4096, description="The page the agent is on.")
     query: str | None = Field(None, max_length=2000, description="What it needs to know.")
     goal: str | None = Field(None, max_length=1000, description="The user's goal: skill hints.")

@@ -7,10 +7,10 @@ import asyncio
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,10 +60,13 @@ from retrieval import (
     NotFoundError,
     QdrantStore,
     Reranker,
+    Schedule,
     SearchMode,
     SearchQuery,
     Tenant,
     VectorStore,
+    check_metadata,
+    utcnow,
 )
 from retrieval.ranking import Freshness, rerank
 from retrieval.skills import (
@@ -81,6 +84,8 @@ log = logging.getLogger(__name__)
 
 PUBLIC_TENANT = "public"
 MAX_DOCUMENT_CHUNKS = 5000  # the most chunks a document view lists
+MIN_SCHEDULE_S = 5 * 60  # a re-crawl at most every 5 minutes
+MAX_SCHEDULE_S = 366 * 24 * 3600
 IN_PROCESS_TYPES = frozenset({"html", "markdown", "text"})
 Progress = Callable[[int, int], None]
 
@@ -435,9 +440,14 @@ class Lore:
         )
 
     def prepare_uploads(
-        self, uploads: Sequence[Upload], url: str | None = None, title: str | None = None
+        self,
+        uploads: Sequence[Upload],
+        url: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, str] | None = None,
     ) -> list[PreparedDocument | IngestError]:
-        """Extract and chunk every file; a file that fails is reported, never half-stored."""
+        """Extract and chunk every file; a file that fails is reported, never half-stored.
+        `metadata` (custom, filterable in queries) goes with every file."""
         if url is not None and len(uploads) > 1:
             raise ValueError("a url can only be given for a single uploaded file")
         if url is not None:
@@ -454,6 +464,7 @@ class Lore:
                 filename=upload.filename,
                 content_type=upload.content_type,
                 title=title,
+                metadata=check_metadata(metadata or {}),
             )
             try:
                 prepared.append(self.prepare(source))
@@ -472,8 +483,37 @@ class Lore:
     # index-link jobs --------------------------------------------------------------------------
 
     def submit_link(
+        self, url: str | Sequence[str], strategy: str = "single", **options: Any
+    ) -> Job:
+        """Validate and queue an index-link job (run it with `api.jobs.run_job` or the worker);
+        `options` as `link_request` takes them."""
+        request, secrets = self.link_request(url, strategy, **options)
+        return self.catalog.create_job(self.tenant, "index-link", request, secrets)
+
+    def schedule_link(
         self,
-        url: str,
+        every_s: int,
+        url: str | Sequence[str],
+        strategy: str = "single",
+        *,
+        run_now: bool = True,
+        **options: Any,
+    ) -> Schedule:
+        """An index-link job made every `every_s` seconds (the first now, or after `every_s`):
+        a re-crawl finds what changed and removes what disappeared."""
+        if not MIN_SCHEDULE_S <= every_s <= MAX_SCHEDULE_S:
+            raise ValueError(
+                f"intervalMinutes must be between {MIN_SCHEDULE_S // 60} and {MAX_SCHEDULE_S // 60}"
+            )
+        request, secrets = self.link_request(url, strategy, **options)
+        first = utcnow() + timedelta(seconds=0 if run_now else every_s)
+        return self.catalog.create_schedule(
+            self.tenant, "index-link", request, every_s, first, secrets
+        )
+
+    def link_request(
+        self,
+        url: str | Sequence[str],
         strategy: str = "single",
         *,
         max_pages: int | None = None,
@@ -484,26 +524,38 @@ class Lore:
         render: str = "http",
         map_only: bool = False,
         webhook: dict[str, Any] | None = None,
-    ) -> Job:
-        """Validate and queue an index-link job (run it with `api.jobs.run_job` or the worker)."""
+        headers: Mapping[str, str] | None = None,
+        cookies: Mapping[str, str] | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """An index-link job's request and secrets, checked (ValueError, 403 for a domain the
+        tenant may not use). `url`: one start URL, or a batch of them. `headers` and `cookies`
+        (a login) and the webhook's headers go into the secrets, kept apart from the request
+        (`Catalog.secrets`): job views show their names only."""
         crawl = self.settings.crawl
-        canonicalize(url)  # raises ValueError for anything but an absolute http(s) URL
-        self.check_domain(url)
+        urls = [url] if isinstance(url, str) else list(url)
+        if not urls:
+            raise ValueError("urls: give at least one URL")
+        for start in urls:
+            canonicalize(start)  # raises ValueError for anything but an absolute http(s) URL
+            self.check_domain(start, "urls" if len(urls) > 1 else "url")
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; choose one of {list(STRATEGIES)}")
+        if len(urls) > 1 and strategy == "sitemap":
+            raise ValueError("strategy: a batch of urls is crawled 'single' or 'spider'")
         if render not in RENDERS:
             raise ValueError(f"unknown render {render!r}; choose one of {list(RENDERS)}")
         if render != "http" and (problem := browser_missing(self.browser_options)):
             raise BrowserUnavailableError(f"render {render!r}: {problem}")
         single = strategy == "single"
-        pages = 1 if single else (max_pages or crawl.max_pages)
+        pages = len(urls) if single else (max_pages or crawl.max_pages)
         if not 1 <= pages <= crawl.max_urls_per_job:
             raise ValueError(f"maxPages must be between 1 and {crawl.max_urls_per_job}")
         depth = 0 if single else (crawl.max_depth if max_depth is None else max_depth)
         if depth < 0:
             raise ValueError("maxDepth must be 0 or more")
         request: dict[str, Any] = {
-            "url": url,
+            "url": urls[0],
             "strategy": strategy,
             "maxPages": pages,
             "maxDepth": depth,
@@ -513,15 +565,23 @@ class Lore:
             "render": render,
             "map": map_only,
         }
+        if len(urls) > 1:
+            request["urls"] = urls
+        if metadata:
+            request["metadata"] = check_metadata(metadata)
+        secrets: dict[str, Any] = {}
+        if headers or cookies:
+            secrets |= {"headers": dict(headers or {}), "cookies": dict(cookies or {})}
+            request["login"] = {"headers": sorted(headers or {}), "cookies": sorted(cookies or {})}
         if webhook is not None:
             canonicalize(str(webhook.get("url", "")))
             # lore POSTs there with headers the caller chose: only to the tenant's own domains
             self.check_domain(str(webhook["url"]), "webhook.url")
-            request["webhook"] = {
-                "url": str(webhook["url"]),
-                "headers": dict(webhook.get("headers") or {}),
-            }
-        return self.catalog.create_job(self.tenant, "index-link", request)
+            hook_headers = dict(webhook.get("headers") or {})
+            request["webhook"] = {"url": str(webhook["url"]), "headers": sorted(hook_headers)}
+            if hook_headers:
+                secrets["webhookHeaders"] = hook_headers
+        return request, secrets
 
     def cancel_job(self, job_id: str) -> Job:
         """Mark a job cancelled: a queued job never starts, a running crawl stops within a page
@@ -529,6 +589,8 @@ class Lore:
         job = self.catalog.get_job(job_id, self.tenant)
         if job.finished:
             return job
+        if job.status == "queued":  # it never runs: its login goes now (a runner's at its end)
+            self.catalog.forget_secrets(job_id)
         return self.catalog.update_job(job_id, status="cancelled", message="cancel requested")
 
     # single-page apps -------------------------------------------------------------------------

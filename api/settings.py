@@ -309,6 +309,9 @@ class Settings(BaseSettings):
         description="A job whose runner has not said it is alive for this long is taken over "
         "by another (a runner on the same host that is gone: at once).",
     )
+    schedule_poll_s: float = Field(
+        30.0, gt=0, description="How often the API looks for scheduled jobs that are due."
+    )
     embedding: EmbeddingSettings = EmbeddingSettings()
     chunking: ChunkingSettings = ChunkingSettings()
     fetch: FetchSettings = FetchSettings()

@@ -35,6 +35,7 @@ class Page:
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     etag: str | None = None  # answered with 304 to a matching If-None-Match
+    require: dict[str, str] = field(default_factory=dict)  # request headers, else 401
 
 
 @dataclass
@@ -63,6 +64,8 @@ class Site:
                 page = site.pages.get(self.path)
                 if page is None:
                     page = Page(b"<html><body><h1>Not found</h1></body></html>", status=404)
+                if any(self.headers.get(k) != v for k, v in page.require.items()):
+                    page = Page(b"<html><body><h1>Sign in</h1></body></html>", status=401)
                 if page.delay_s:
                     time.sleep(page.delay_s)
                 if page.etag is not None and self.headers.get("If-None-Match") == page.etag:

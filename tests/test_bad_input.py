@@ -187,6 +187,25 @@ def test_unknown_routes_and_methods_answer_in_lores_shape(seeded: TestClient) ->
     assert "detail" not in missing.json() and "detail" not in wrong.json()
 
 
+def test_every_request_body_has_an_example_that_lore_accepts(seeded: TestClient) -> None:
+    from api import schemas  # noqa: PLC0415
+
+    document = seeded.get("/openapi.json").json()
+    checked = 0
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            content = operation.get("requestBody", {}).get("content", {})
+            if "application/json" not in content:
+                continue
+            name = content["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+            examples = document["components"]["schemas"][name].get("examples")
+            assert examples, f"{path}: {name} has no example"
+            for example in examples:
+                getattr(schemas, name).model_validate(example)  # raises if lore would refuse it
+            checked += 1
+    assert checked >= 9
+
+
 def test_the_openapi_document_declares_the_key_and_lores_errors(seeded: TestClient) -> None:
     document = seeded.get("/openapi.json").json()
     assert document["components"]["securitySchemes"]["apiKey"]["scheme"] == "bearer"

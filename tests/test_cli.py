@@ -219,3 +219,36 @@ def test_jobs_documents_and_skills_from_the_cli(
     assert made["id"] in skills.stdout and "Empty the cart" in skills.stdout
     assert lore(env, "skills", "delete", made["id"]).returncode == 0
     assert json.loads(lore(env, "skills", "list", "--json").stdout) == []
+
+
+def test_a_login_batch_metadata_and_schedules_from_the_cli(
+    env: dict[str, str], server: str, site: Site
+) -> None:
+    login = {"X-Club-Pass": "members-only-4411"}
+    site.pages["/a"] = Page(
+        b"<html><body><h1>Pool</h1><p>The pool opens at six.</p></body></html>", require=login
+    )
+    site.pages["/b"] = Page(
+        b"<html><body><h1>Gym</h1><p>The gym closes at ten.</p></body></html>", require=login
+    )
+    urls = [site.url("/a"), site.url("/b")]
+    args = ["--header", "X-Club-Pass: members-only-4411", "--meta", "club=north"]
+    crawled = lore(env, "index-link", *urls, *args)
+    assert crawled.returncode == 0, crawled.stderr
+    assert "2 ingested" in crawled.stderr and "members-only" not in crawled.stderr
+    found = json.loads(lore(env, "query", "pool hours", "--meta", "club=north", "--json").stdout)
+    assert found and {c["metadata"]["club"] for c in found} == {"north"}
+    assert json.loads(lore(env, "query", "pool", "--meta", "club=south", "--json").stdout) == []
+    bad = lore(env, "index-link", urls[0], "--header", "no-colon")
+    assert bad.returncode == 2 and "name:value" in bad.stderr, bad.stderr
+
+    made = lore(env, "schedules", "create", *urls, "--every", "60", "--no-now", *args, "--json")
+    assert made.returncode == 0, made.stderr
+    schedule = json.loads(made.stdout)
+    assert "members-only" not in made.stdout
+    listed = lore(env, "schedules", "list")
+    assert schedule["id"] in listed.stdout and "every 60 min" in listed.stdout
+    too_often = lore(env, "schedules", "create", urls[0], "--every", "1")
+    assert too_often.returncode == 2 and "intervalMinutes" in too_often.stderr
+    assert lore(env, "schedules", "delete", schedule["id"]).returncode == 0
+    assert json.loads(lore(env, "schedules", "list", "--json").stdout) == []

@@ -115,3 +115,20 @@ def test_the_client_finds_reads_and_deletes_what_lore_holds(server: tuple[str, s
         with pytest.raises(LoreError) as error:
             lore(calls.document(doc.id))
         assert error.value.status == 404
+        made = lore(
+            calls.create_schedule(
+                ["https://ehr.clinic.test/a", "https://ehr.clinic.test/b"],
+                interval_minutes=90,
+                run_now=False,
+                cookies={"sid": "never-shown"},
+                metadata={"team": "ehr"},
+            )
+        )
+        assert made.interval_minutes == 90 and made.last_job_id is None
+        assert made.request["urls"] == ["https://ehr.clinic.test/a", "https://ehr.clinic.test/b"]
+        assert made.request["login"] == {"headers": [], "cookies": ["sid"]}
+        assert [s.id for s in lore(calls.schedules())] == [made.id]
+        assert lore(calls.delete_schedule(made.id)) is None and lore(calls.schedules()) == []
+        with pytest.raises(LoreError) as error:
+            lore(calls.create_schedule("https://ehr.clinic.test/", interval_minutes=1))
+        assert error.value.status == 422 and "intervalMinutes" in error.value.message

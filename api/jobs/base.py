@@ -90,7 +90,9 @@ class JobRunner(ABC):
             progress=1.0,
             finished_at=utcnow(),
         )
-        return await notify(self.lore, job)
+        job = await notify(self.lore, job)
+        self.lore.catalog.forget_secrets(job.id)  # a login is kept no longer than its job
+        return job
 
     def starting(self) -> str:
         return f"running {self.kind}"
@@ -155,8 +157,11 @@ async def notify(lore: Lore, job: Job) -> Job:
         return lore.catalog.update_job(
             job.id, message=f"{job.message}; webhook not sent: {host} is not in allowedDomains"
         )
+    headers = hook.get("headers")  # names; the values are kept apart (older jobs: both)
+    if not isinstance(headers, dict):
+        headers = lore.catalog.secrets(job.id).get("webhookHeaders") or {}
     delivered = await deliver_webhook(
-        Webhook(str(hook["url"]), dict(hook.get("headers") or {})),
+        Webhook(str(hook["url"]), dict(headers)),
         job_payload(job),
         lore.fetch_options,
         lore.settings.crawl.webhook_attempts,

@@ -15,7 +15,7 @@ import anyio.to_thread
 from api.errors import status_for
 from api.jobs.base import JobRunner, Outcome
 from api.jobs.pages import PageQueue, page_message, page_queue
-from crawl import CrawlOptions, CrawlSpec, Page, PageResult, SiteCrawl
+from crawl import CrawlOptions, CrawlSpec, Credentials, Page, PageResult, SiteCrawl
 from ingest import IngestError, PreparedDocument, SourceDocument
 from retrieval import CrawlUrl, Document, Job, NotFoundError, bytes_hash, document_id
 
@@ -30,9 +30,16 @@ DRAIN_POLL_S = 0.5  # how often a crawl waiting for its queued pages asks the ca
 GONE = frozenset({"http_404", "http_410"})
 
 
-def crawl_spec(request: dict[str, Any]) -> CrawlSpec:
+def crawl_spec(request: dict[str, Any], secrets: dict[str, Any] | None = None) -> CrawlSpec:
+    """The crawl a job's request asks for; `secrets`: its login headers and cookies."""
+    secrets = secrets or {}
+    urls = [str(u) for u in request.get("urls") or [request["url"]]]
     return CrawlSpec(
-        url=str(request["url"]),
+        url=urls[0],
+        more_urls=tuple(urls[1:]),
+        credentials=Credentials(
+            headers=dict(secrets.get("headers") or {}), cookies=dict(secrets.get("cookies") or {})
+        ),
         strategy=request.get("strategy", "single"),
         max_pages=int(request.get("maxPages", 1)),
         max_depth=int(request.get("maxDepth", 0)),
@@ -51,18 +58,25 @@ def stored_document(lore: Lore, tenant: str, url: str) -> Document | None:
         return None
 
 
-def unchanged(lore: Lore, tenant: str, page: Page) -> PageResult | None:
+def unchanged(lore: Lore, job: Job, page: Page) -> PageResult | None:
     """The result for a page whose body has not changed since it was stored (304, or the same
-    bytes): it costs no extraction and no embedding. None: the page must be stored."""
-    doc = stored_document(lore, tenant, page.url)
+    bytes) with the same metadata: it costs no extraction and no embedding. None: the page must
+    be stored."""
+    doc = stored_document(lore, job.tenant_id, page.url)
+    if doc is not None and doc.metadata != job_metadata(job) and page.status != 304:
+        return None  # the same page, new metadata: stored again (its chunks carry it)
     if doc is not None and (page.status == 304 or doc.body_hash == bytes_hash(page.body)):
         if page.status == 304:
-            links = lore.catalog.document_links(tenant, doc.id)
+            links = lore.catalog.document_links(job.tenant_id, doc.id)
             return PageResult("unchanged", "not_modified", doc.id, doc.chunk_count, links=links)
         return PageResult("unchanged", "same_content", doc.id, doc.chunk_count)
     if page.status == 304:  # validators of a document deleted since: fetch it whole next time
         return PageResult("failed", "not_modified_but_not_stored")
     return None
+
+
+def job_metadata(job: Job) -> dict[str, str]:
+    return dict(job.request.get("metadata") or {})
 
 
 def page_document(job: Job, page: Page) -> SourceDocument:
@@ -77,6 +91,7 @@ def page_document(job: Job, page: Page) -> SourceDocument:
         last_modified=page.headers.get("last-modified"),
         etag=page.headers.get("etag"),
         filename=urlsplit(page.final_url).path,
+        metadata=job_metadata(job),
     )
 
 
@@ -113,15 +128,17 @@ class IngestSink:
 
     async def conditional_headers(self, url: str) -> dict[str, str]:
         doc = stored_document(self._lore, self._job.tenant_id, url)
-        headers = {}
-        if doc is not None and doc.etag:
+        headers: dict[str, str] = {}
+        if doc is None or doc.metadata != job_metadata(self._job):  # to be stored whole
+            return headers
+        if doc.etag:
             headers["If-None-Match"] = doc.etag
-        if doc is not None and doc.http_last_modified:
+        if doc.http_last_modified:
             headers["If-Modified-Since"] = doc.http_last_modified
         return headers
 
     async def __call__(self, page: Page) -> PageResult:
-        if (same := unchanged(self._lore, self._job.tenant_id, page)) is not None:
+        if (same := unchanged(self._lore, self._job, page)) is not None:
             return same
         # Extraction runs beside another page's embedding; one page is embedded at a time.
         try:
@@ -143,7 +160,7 @@ class QueueSink(IngestSink):
         self._queue = queue
 
     async def __call__(self, page: Page) -> PageResult:
-        if (same := unchanged(self._lore, self._job.tenant_id, page)) is not None:
+        if (same := unchanged(self._lore, self._job, page)) is not None:
             return same
         await self._queue.send(page_message(self._job.id, page))
         # Queued once the broker has it; unless a worker was quicker and recorded it already.
@@ -190,7 +207,7 @@ class LinkJobRunner(JobRunner):
         self.progress(counts, f"{done} of {total} URLs done", done / total if total else 0.0)
 
     async def work(self) -> Outcome:
-        spec = crawl_spec(self.job.request)
+        spec = crawl_spec(self.job.request, self.lore.catalog.secrets(self.job.id))
         with contextlib.suppress(NotFoundError):  # a tenant without keys: the operator's own
             tenant = self.lore.catalog.get_tenant(self.job.tenant_id)
             spec = replace(spec, allowed_hosts=tenant.allowed_domains)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import json
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, status
@@ -34,10 +35,13 @@ from api.schemas import (
     QueryRequest,
     QueryResponse,
     ResolveResponse,
+    ScheduleList,
+    ScheduleRequest,
+    ScheduleView,
 )
 from api.service import Upload
 from ingest import IngestError
-from retrieval import URL_STATES, ChunkFilter, DocumentQuery
+from retrieval import URL_STATES, ChunkFilter, DocumentQuery, check_metadata
 
 router = APIRouter(prefix="/knowledge", tags=["knowledge"], dependencies=[Authenticated])
 _READ = 1024 * 1024
@@ -51,22 +55,64 @@ def index_link(body: IndexLinkRequest, lore: LoreDep, worker: WorkerDep) -> JobA
     """Queue a crawl job; poll `GET /knowledge/jobs/{jobId}`, list its URLs with
     `GET /knowledge/jobs/{jobId}/urls`, stop it with `POST /knowledge/jobs/{jobId}/cancel`."""
     try:
-        job = lore.submit_link(
-            body.url,
-            body.strategy,
-            max_pages=body.max_pages,
-            max_depth=body.max_depth,
-            include=body.include,
-            exclude=body.exclude,
-            allow_subdomains=body.allow_subdomains,
-            render=body.render,
-            map_only=body.map,
-            webhook=body.webhook.model_dump() if body.webhook else None,
-        )
+        job = lore.submit_link(body.urls or str(body.url), **_link_options(body))
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
     worker.submit(job.id)
     return JobAccepted(job_id=job.id, status=job.status)
+
+
+def _link_options(body: IndexLinkRequest) -> dict[str, Any]:
+    return {
+        "strategy": body.strategy,
+        "max_pages": body.max_pages,
+        "max_depth": body.max_depth,
+        "include": body.include,
+        "exclude": body.exclude,
+        "allow_subdomains": body.allow_subdomains,
+        "render": body.render,
+        "map_only": body.map,
+        "webhook": body.webhook.model_dump() if body.webhook else None,
+        "headers": body.headers,
+        "cookies": body.cookies,
+        "metadata": body.metadata,
+    }
+
+
+@router.post("/schedules", status_code=status.HTTP_201_CREATED, response_model=ScheduleView)
+def create_schedule(body: ScheduleRequest, lore: LoreDep) -> ScheduleView:
+    """Re-crawl a source every `intervalMinutes`: each run is an index-link job (listed in
+    `GET /knowledge/jobs`, its request naming the schedule) that stores what changed and
+    removes what disappeared. A run is skipped while the previous one has not finished."""
+    link = body.index_link
+    try:
+        schedule = lore.schedule_link(
+            body.interval_minutes * 60,
+            link.urls or str(link.url),
+            run_now=body.run_now,
+            **_link_options(link),
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    return ScheduleView.of(schedule)
+
+
+@router.get("/schedules", response_model=ScheduleList)
+def list_schedules(lore: LoreDep) -> ScheduleList:
+    return ScheduleList(
+        schedules=[ScheduleView.of(s) for s in lore.catalog.list_schedules(lore.tenant)]
+    )
+
+
+@router.get("/schedules/{schedule_id}", response_model=ScheduleView)
+def get_schedule(schedule_id: str, lore: LoreDep) -> ScheduleView:
+    return ScheduleView.of(lore.catalog.get_schedule(schedule_id, lore.tenant))
+
+
+@router.delete("/schedules/{schedule_id}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_schedule(schedule_id: str, lore: LoreDep) -> None:
+    """Stop making jobs (those it made stay, a running one goes on) and forget its login."""
+    lore.catalog.delete_schedule(schedule_id, lore.tenant)
 
 
 @router.post("/convert", response_model=Converted)
@@ -132,6 +178,23 @@ def cancel_job(job_id: str, lore: LoreDep) -> JobView:
     return JobView.of(lore.cancel_job(job_id))
 
 
+def _form_metadata(field: object) -> dict[str, str]:
+    if field is None or field == "":
+        return {}
+    if not isinstance(field, str):
+        raise ApiError(422, "invalid_request", "metadata: send a JSON object as a form field")
+    try:
+        value = json.loads(field)
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, "invalid_request", f"metadata: not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ApiError(422, "invalid_request", "metadata: a JSON object of strings")
+    try:
+        return check_metadata(value)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"metadata: {exc}") from exc
+
+
 async def _read_upload(item: UploadFile, limit: int) -> Upload:
     data = bytearray()
     while piece := await item.read(_READ):
@@ -166,6 +229,12 @@ async def _read_upload(item: UploadFile, limit: int) -> Upload:
                                 "description": "Declared URL (one file only)",
                             },
                             "title": {"type": "string"},
+                            "metadata": {
+                                "type": "string",
+                                "description": "Custom metadata for every file, a JSON object "
+                                'of strings, e.g. {"team": "billing"}: queries filter '
+                                "on it (`metadata`).",
+                            },
                         },
                     }
                 }
@@ -198,6 +267,7 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
         uploads = [await _read_upload(item, limit) for item in items]
         url = form.get("url")
         title = form.get("title")
+        metadata = _form_metadata(form.get("metadata"))
     finally:
         await form.close()
     if len(uploads) == 1 and not uploads[0].data:
@@ -208,6 +278,7 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
             uploads,
             url if isinstance(url, str) and url else None,
             title if isinstance(title, str) and title else None,
+            metadata,
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
@@ -294,6 +365,10 @@ async def query(body: QueryRequest, lore: LoreDep, searches: SearchSlots) -> Que
         fetched_before=body.fetched_before.timestamp() if body.fetched_before else None,
         include_superseded=body.include_superseded,
         include_flagged=body.include_flagged,
+        metadata=tuple(
+            (key, (value,) if isinstance(value, str) else tuple(value))
+            for key, value in body.metadata.items()
+        ),
     )
     hits = await anyio.to_thread.run_sync(
         lambda: lore.query(
