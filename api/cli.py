@@ -3,14 +3,13 @@ commands go through its HTTP API; otherwise they open the data directory directl
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import httpx
 import typer
@@ -19,9 +18,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from api.settings import Settings
-
-if TYPE_CHECKING:
-    from retrieval import Job
 
 app = typer.Typer(
     help="lore: knowledge ingestion and retrieval for web agents.",
@@ -75,11 +71,6 @@ def _server_url(settings: Settings) -> str | None:
     return None
 
 
-def _auth(settings: Settings) -> dict[str, str]:
-    """The header that lets the CLI use a running server (LORE_API_KEY)."""
-    return {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-
-
 @contextmanager
 def _progress(label: str) -> Iterator[Any]:
     with Progress(
@@ -96,31 +87,6 @@ def _progress(label: str) -> Iterator[Any]:
 def _fail(message: str, code: int = 1) -> NoReturn:
     console.print(f"[red]error:[/red] {message}")
     raise typer.Exit(code)
-
-
-def _check(response: httpx.Response) -> Any:
-    if response.status_code >= 400:
-        try:
-            body = response.json()
-            message = body.get("message") or body
-        except ValueError:
-            message = response.text
-        _fail(f"HTTP {response.status_code}: {message}")
-    return response.json() if response.content else None
-
-
-def _json_or_empty(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return {}
-
-
-def _local() -> Any:
-    from api.service import Lore  # noqa: PLC0415 - loads the model: only when working locally
-
-    with console.status("loading the embedding model"):
-        return Lore(_settings())
 
 
 def _print_chunks(chunks: list[dict[str, Any]], as_json: bool) -> None:
@@ -225,120 +191,59 @@ def index_link(
 ) -> None:
     """Index a URL (or a batch), a sitemap or a whole site (a crawl job), with live progress.
     Login headers and cookies are sent to the crawled hosts only and never shown."""
-    settings = _settings()
-    server = _server_url(settings)
-    url = urls[0]
+    from api.client import calls  # noqa: PLC0415
+
     headers, cookies = _pairs(header, ":", "--header"), _pairs(cookie, "=", "--cookie")
-    metadata = _pairs(meta, "=", "--meta")
-    request: dict[str, Any] = {
-        **({"url": url} if len(urls) == 1 else {"urls": urls}),
-        "headers": headers,
-        "cookies": cookies,
-        "metadata": metadata,
-        "strategy": strategy,
-        "maxPages": max_pages,
-        "maxDepth": max_depth,
+    options = {
+        "max_pages": max_pages,
+        "max_depth": max_depth,
         "include": include or [],
         "exclude": exclude or [],
         "render": render,
         "map": map_only,
+        "headers": headers,
+        "cookies": cookies,
+        "metadata": _pairs(meta, "=", "--meta"),
     }
-    if server is None:
-        from api.jobs import run_job  # noqa: PLC0415 - loads the model: only when working locally
-        from api.schemas import JobView  # noqa: PLC0415
-        from crawl import BrowserUnavailableError  # noqa: PLC0415
-
-        lore = _local()
-        try:
-            job = lore.submit_link(
-                urls,
-                strategy,
-                max_pages=max_pages,
-                max_depth=max_depth,
-                include=include or (),
-                exclude=exclude or (),
-                render=render,
-                map_only=map_only,
-                headers=headers,
-                cookies=cookies,
-                metadata=metadata,
-            )
-            with _progress("index-link") as bar:
-                task = bar.add_task(f"crawling {url}", total=None)
-
-                def show(view: Job) -> None:
-                    bar.update(task, **_bar_fields(JobView.of(view).model_dump(by_alias=True)))
-
-                done = asyncio.run(run_job(lore, job.id, show))
-        except (ValueError, BrowserUnavailableError) as exc:
-            _fail(str(exc), 2)
-        finally:
-            lore.close()
-        view: dict[str, Any] = JobView.of(done).model_dump(by_alias=True)
-    else:
-        job_id = _check(
-            httpx.post(f"{server}/knowledge/index-link", json=request, headers=_auth(settings))
-        )["jobId"]
-        console.print(f"job {job_id} queued on {server}")
+    with _api() as lore:
+        queued = lore(calls.index_link(urls[0] if len(urls) == 1 else urls, strategy, **options))
+        console.print(f"job {queued.id} queued")
         if not wait:
             return
         with _progress("index-link") as bar:
-            task = bar.add_task(f"crawling {url}", total=None)
+            task = bar.add_task(f"crawling {urls[0]}", total=None)
             while True:
                 try:
-                    view = _check(
-                        httpx.get(
-                            f"{server}/knowledge/jobs/{job_id}", headers=_auth(settings), timeout=30
-                        )
-                    )
+                    job = lore(calls.job(queued.id))
                 except httpx.TimeoutException:  # a busy server: the job goes on; ask again
                     continue
-                except httpx.HTTPError as exc:
-                    _fail(f"{server} stopped answering ({exc}); the job is {job_id}")
-                bar.update(task, **_bar_fields(view))
-                if view["status"] in ("completed", "failed", "cancelled"):
+                bar.update(task, **_bar_fields(job.counts))
+                if job.finished:
                     break
                 time.sleep(0.3)
-    if view["status"] != "completed":
-        _fail(f"job {view['status']}: {view['error']}")
-    counts = ", ".join(f"{n} {name}" for name, n in view["counts"].items() if n)
-    console.print(f"[green]{view['message']}[/green] ({counts})")
-    if map_only:
-        for listed in _listed_urls(settings, server, view["id"]):
-            out.print(listed, markup=False, highlight=False, soft_wrap=True)
+        if job.status != "completed":
+            _fail(f"job {job.status}: {job.error}")
+        counts = ", ".join(f"{n} {name}" for name, n in job.counts.items() if n)
+        console.print(f"[green]{job.message}[/green] ({counts})")
+        if map_only:
+            for listed in _listed_urls(lore, job.id):
+                out.print(listed, markup=False, highlight=False, soft_wrap=True)
 
 
-def _listed_urls(settings: Settings, server: str | None, job_id: str) -> Iterator[str]:
+def _listed_urls(lore: Any, job_id: str) -> Iterator[str]:
     """The URLs a --map job listed, in discovery order, a page of them at a time."""
-    from retrieval import Catalog  # noqa: PLC0415
+    from api.client import calls  # noqa: PLC0415
 
-    catalog = Catalog(settings.catalog_url) if server is None else None
     offset, page = 0, 1000
-    try:
-        while True:
-            if catalog is not None:
-                urls = [u.url for u in catalog.crawl_urls(job_id, ("listed",), page, offset)]
-            else:
-                body = _check(
-                    httpx.get(
-                        f"{server}/knowledge/jobs/{job_id}/urls",
-                        params={"state": "listed", "limit": page, "offset": offset},
-                        headers=_auth(settings),
-                        timeout=30,
-                    )
-                )
-                urls = [u["url"] for u in body["urls"]]
-            yield from urls
-            if len(urls) < page:
-                return
-            offset += page
-    finally:
-        if catalog is not None:
-            catalog.close()
+    while True:
+        urls = [u["url"] for u in lore(calls.job_urls(job_id, ["listed"], page, offset))]
+        yield from urls
+        if len(urls) < page:
+            return
+        offset += page
 
 
-def _bar_fields(view: dict[str, Any]) -> dict[str, Any]:
-    counts = view.get("counts") or {}
+def _bar_fields(counts: dict[str, int]) -> dict[str, Any]:
     total = counts.get("discovered", 0) - counts.get("skipped", 0)
     done = total - counts.get("pending", 0) - counts.get("queued", 0)
     return {
@@ -361,58 +266,17 @@ def ingest(
 ) -> None:
     """Ingest local files: documents (PDF, Office, EPUB, HTML, Markdown, text), structured data
     (CSV, JSON, YAML, XML) and media (transcribed). Exit code 2 when a file failed."""
-    settings = _settings()
-    server = _server_url(settings)
-    metadata = _pairs(meta, "=", "--meta")
-    if server is None:
-        from api.service import Upload  # noqa: PLC0415
-        from ingest import IngestError  # noqa: PLC0415
+    from api.client import LoreError, calls  # noqa: PLC0415
 
-        lore = _local()
-        failed: list[str] = []
+    uploads = [(f.name, f.read_bytes()) for f in files]
+    metadata = _pairs(meta, "=", "--meta")
+    with _api() as lore, console.status(f"extracting and embedding {len(files)} file(s)"):
         try:
-            uploads = [Upload(f.name, None, f.read_bytes()) for f in files]
-            with console.status(f"extracting {len(files)} file(s)"):
-                outcomes = lore.prepare_uploads(uploads, url, title, metadata)
-            failed = [str(o) for o in outcomes if isinstance(o, IngestError)]
-            prepared = [o for o in outcomes if not isinstance(o, IngestError)]
-            with _progress("ingest") as bar:
-                task = bar.add_task("embedding chunks", total=sum(len(p.chunks) for p in prepared))
-                results = lore.index(
-                    prepared, lambda n, total: bar.update(task, completed=n, total=total)
-                )
-        except (IngestError, ValueError) as exc:
-            _fail(str(exc), 2)
-        finally:
-            lore.close()
-        for r in results:
-            console.print(f"{r.document.url}: {r.chunks} chunks ({r.embedded} embedded)")
-            for warning in r.document.warnings:
-                console.print(f"  warning: {warning}")
-        for message in failed:
-            console.print(f"[red]failed[/red] {message}")
-        if failed:
-            raise typer.Exit(2)
-        return
-    data: dict[str, str] = {k: v for k, v in (("url", url), ("title", title)) if v}
-    if metadata:
-        data["metadata"] = json.dumps(metadata)
-    handles = [("files", (f.name, f.open("rb"))) for f in files]
-    try:
-        with console.status(f"uploading {len(files)} file(s) to {server}"):
-            response = httpx.post(
-                f"{server}/knowledge/ingest",
-                headers=_auth(settings),
-                files=handles,
-                data=data,
-                timeout=httpx.Timeout(10.0, read=None),  # embedding a large file takes time
-            )
-    finally:
-        for _, (_, handle) in handles:
-            handle.close()
-    body = _json_or_empty(response)
-    if "files" not in body:  # an error for the whole request, not a per-file report
-        body = _check(response)
+            body = lore(calls.ingest(uploads, url, title, metadata))
+        except LoreError as exc:
+            if exc.status >= 500:
+                raise
+            _fail(exc.message, 2)  # one file, or none of several: nothing was stored
     for item in body["files"]:
         if item["status"] == "failed":
             console.print(f"[red]failed[/red] {item['filename']}: {item['message']}")
@@ -439,44 +303,17 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
     """Search the knowledge base (or resolve for a page with --url)."""
-    settings = _settings()
-    server = _server_url(settings)
+    from dataclasses import replace  # noqa: PLC0415
+
+    from api.client import calls  # noqa: PLC0415
+
     metadata = _pairs(meta, "=", "--meta")
     if url and metadata:
         _fail("--meta filters a search; --url resolves for a page without filters", 2)
-    if server is not None:
-        if url:
-            body = _check(
-                httpx.get(
-                    f"{server}/knowledge/resolve",
-                    headers=_auth(settings),
-                    params={"url": url, "query": text, "k": k},
-                    timeout=30,
-                )
-            )
-        else:
-            body = _check(
-                httpx.post(
-                    f"{server}/knowledge/query",
-                    json={"query": text, "k": k, "metadata": metadata},
-                    headers=_auth(settings),
-                    timeout=30,
-                )
-            )
-        _print_chunks(body["chunks"], as_json)
-        return
-    from api.schemas import ChunkView  # noqa: PLC0415
-    from retrieval import ChunkFilter  # noqa: PLC0415
-
-    lore = _local()
-    flt = ChunkFilter(metadata=tuple((key, (value,)) for key, value in metadata.items()))
-    try:
-        hits = lore.resolve(url, text, k).hits if url else lore.query(text, k, flt)
-    except ValueError as exc:
-        _fail(str(exc), 2)
-    finally:
-        lore.close()
-    _print_chunks([ChunkView.of(h).model_dump(by_alias=True) for h in hits], as_json)
+    call = calls.resolve(url, text, k) if url else calls.search(text, k, metadata=metadata or None)
+    with _api() as lore:  # the chunks as the API sends them (every field, for --json)
+        chunks = lore(replace(call, read=lambda body: list(body["chunks"])))
+    _print_chunks(chunks, as_json)
 
 
 def _first_key(settings: Settings) -> None:
@@ -593,9 +430,14 @@ def _api() -> Iterator[Any]:
         from api.mcp import embedded_server, session_key  # noqa: PLC0415
 
         logging.basicConfig(level="WARNING", format="%(levelname)s %(name)s: %(message)s")
+        where = settings.data_dir.resolve()
+        console.print(f"lore: {where} (no server runs on it: one starts in this command)")
         with console.status("starting lore in this process"):
             key, done = session_key(settings)
-            url, running = embedded_server(settings)
+            # one command's jobs run on its own event loop: no job process to start
+            url, running = embedded_server(settings.model_copy(update={"job_process": False}))
+    else:
+        console.print(f"lore: the server at {url}")
     try:
         with LoreClient(url, key) as client:
             yield client

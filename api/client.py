@@ -20,6 +20,7 @@ server's dependencies being loaded.
 
 from __future__ import annotations
 
+import json as _json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -47,6 +48,18 @@ class Call(Generic[T]):
     read: Callable[[Any], T]
     json: dict[str, Any] | None = None
     params: dict[str, Any] | None = None
+    files: list[tuple[str, tuple[str, bytes]]] | None = None  # multipart uploads
+    data: dict[str, str] | None = None  # multipart form fields
+    wait_s: float | None = None  # a longer read timeout than the client's (embedding a file)
+
+    def send(self) -> dict[str, Any]:
+        """httpx request arguments."""
+        sent: dict[str, Any] = {"json": self.json, "params": self.params}
+        if self.files is not None:
+            sent |= {"files": self.files, "data": self.data or {}}
+        if self.wait_s is not None:
+            sent["timeout"] = httpx.Timeout(10.0, read=self.wait_s)
+        return sent
 
 
 # What comes back -------------------------------------------------------------------------------
@@ -345,6 +358,36 @@ def delete_schedule(schedule_id: str) -> Call[None]:
     return Call("DELETE", f"/knowledge/schedules/{schedule_id}", lambda _: None)
 
 
+def ingest(
+    files: list[tuple[str, bytes]],
+    url: str | None = None,
+    title: str | None = None,
+    metadata: dict[str, str] | None = None,
+    wait_s: float = 3600.0,
+) -> Call[dict[str, Any]]:
+    """Upload files (name, bytes): `{files: [...], indexed, failed}` with a result per file.
+    A single file that fails, or all of several, raise LoreError."""
+    data = {k: v for k, v in (("url", url), ("title", title)) if v}
+    if metadata:
+        data["metadata"] = _json.dumps(metadata)
+    return Call(
+        "POST",
+        "/knowledge/ingest",
+        dict,
+        files=[("files", (name, content)) for name, content in files],
+        data=data,
+        wait_s=wait_s,
+    )
+
+
+def job_urls(
+    job_id: str, state: list[str] | None = None, limit: int = 100, offset: int = 0
+) -> Call[list[dict[str, Any]]]:
+    """The URLs a job found, in discovery order ({url, state, reason, ...})."""
+    params = _camel(state=state, limit=limit, offset=offset)
+    return Call("GET", f"/knowledge/jobs/{job_id}/urls", lambda d: list(d["urls"]), params=params)
+
+
 def job(job_id: str) -> Call[Job]:
     return Call("GET", f"/knowledge/jobs/{job_id}", Job.of)
 
@@ -446,6 +489,8 @@ class calls:
     snapshot = staticmethod(snapshot)
     index_link = staticmethod(index_link)
     job = staticmethod(job)
+    job_urls = staticmethod(job_urls)
+    ingest = staticmethod(ingest)
     jobs = staticmethod(jobs)
     convert = staticmethod(convert)
     cancel_job = staticmethod(cancel_job)
@@ -483,7 +528,7 @@ class LoreClient:
         self._http = httpx.Client(base_url=base_url, headers=_headers(api_key), timeout=timeout_s)
 
     def __call__(self, call: Call[T]) -> T:
-        response = self._http.request(call.method, call.path, json=call.json, params=call.params)
+        response = self._http.request(call.method, call.path, **call.send())
         return _answer(call, response)
 
     def close(self) -> None:
@@ -505,9 +550,7 @@ class AsyncLoreClient:
         )
 
     async def __call__(self, call: Call[T]) -> T:
-        response = await self._http.request(
-            call.method, call.path, json=call.json, params=call.params
-        )
+        response = await self._http.request(call.method, call.path, **call.send())
         return _answer(call, response)
 
     async def aclose(self) -> None:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -267,10 +268,21 @@ class SearchSettings(BaseModel):
     )
 
 
+def user_data_dir() -> Path:
+    """Where lore keeps its knowledge when LORE_DATA_DIR is not set: one place per user
+    (`$XDG_DATA_HOME/lore`, else `~/.local/share/lore`), whatever the working directory."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "lore"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LORE_", env_nested_delimiter="__", extra="ignore")
 
-    data_dir: Path = Field(Path(".lore"), description="Vector store, catalog and server state.")
+    data_dir: Path = Field(
+        default_factory=user_data_dir,
+        description="Vector store, catalog, models and server state; default one per user "
+        "($XDG_DATA_HOME/lore or ~/.local/share/lore), not the working directory.",
+    )
     database_url: str | None = Field(
         None,
         description="SQLAlchemy URL of the catalog; default sqlite in data_dir. "

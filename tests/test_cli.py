@@ -252,3 +252,21 @@ def test_a_login_batch_metadata_and_schedules_from_the_cli(
     assert too_often.returncode == 2 and "intervalMinutes" in too_often.stderr
     assert lore(env, "schedules", "delete", schedule["id"]).returncode == 0
     assert json.loads(lore(env, "schedules", "list", "--json").stdout) == []
+
+
+def test_the_data_directory_is_one_per_user_not_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from api.settings import Settings
+
+    monkeypatch.delenv("LORE_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    for cwd in ("a", "b"):
+        (tmp_path / cwd).mkdir()
+        monkeypatch.chdir(tmp_path / cwd)
+        assert Settings().data_dir == tmp_path / "xdg" / "lore"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert Settings().data_dir == tmp_path / "home" / ".local" / "share" / "lore"
+    monkeypatch.setenv("LORE_DATA_DIR", str(tmp_path / "explicit"))
+    assert Settings().data_dir == tmp_path / "explicit"
