@@ -161,6 +161,7 @@ def _pairs(values: list[str] | None, sep: str, what: str) -> dict[str, str]:
     return pairs
 
 
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON on standard output")]
 Meta = Annotated[
     list[str] | None,
     typer.Option("--meta", help="Custom metadata key=value (queries filter on it); repeat"),
@@ -188,6 +189,7 @@ def index_link(
     ] = None,
     meta: Meta = None,
     wait: Annotated[bool, typer.Option(help="Wait for the job, with a progress bar")] = True,
+    as_json: AsJson = False,
 ) -> None:
     """Index a URL (or a batch), a sitemap or a whole site (a crawl job), with live progress.
     Login headers and cookies are sent to the crawled hosts only and never shown."""
@@ -209,6 +211,8 @@ def index_link(
         queued = lore(calls.index_link(urls[0] if len(urls) == 1 else urls, strategy, **options))
         console.print(f"job {queued.id} queued")
         if not wait:
+            if as_json:
+                _print_json(queued)
             return
         with _progress("index-link") as bar:
             task = bar.add_task(f"crawling {urls[0]}", total=None)
@@ -221,11 +225,13 @@ def index_link(
                 if job.finished:
                     break
                 time.sleep(0.3)
+        if as_json:
+            _print_json(job)
         if job.status != "completed":
             _fail(f"job {job.status}: {job.error}")
         counts = ", ".join(f"{n} {name}" for name, n in job.counts.items() if n)
         console.print(f"[green]{job.message}[/green] ({counts})")
-        if map_only:
+        if map_only and not as_json:
             for listed in _listed_urls(lore, job.id):
                 out.print(listed, markup=False, highlight=False, soft_wrap=True)
 
@@ -263,6 +269,7 @@ def ingest(
     url: Annotated[str | None, typer.Option(help="Declared URL (one file only)")] = None,
     title: Annotated[str | None, typer.Option(help="Title to store")] = None,
     meta: Meta = None,
+    as_json: AsJson = False,
 ) -> None:
     """Ingest local files: documents (PDF, Office, EPUB, HTML, Markdown, text), structured data
     (CSV, JSON, YAML, XML) and media (transcribed). Exit code 2 when a file failed."""
@@ -366,6 +373,7 @@ def keys_create(
     rate_limit: Annotated[
         int | None, typer.Option(help="Requests per minute (default: the server's)", min=1)
     ] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Create a key (and the tenant, if new); the key is printed once."""
     catalog, auth = _keys()
@@ -380,17 +388,25 @@ def keys_create(
         f"key {record.id} for tenant {tenant!r} (allowedDomains: {', '.join(domains)}); "
         "the key, on standard output, is shown once:"
     )
+    if as_json:
+        _print_json({"id": record.id, "tenant": tenant, "allowedDomains": domains, "key": key})
+        return
     out.print(key, markup=False, highlight=False, soft_wrap=True)  # KEY=$(lore keys create ...)
 
 
 @keys_app.command("list")
 def keys_list(
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys")] = None,
+    as_json: AsJson = False,
 ) -> None:
     """Keys with their tenant, name, limit and state (never the keys themselves)."""
     catalog, _ = _keys()
     try:
-        for key in catalog.api_keys(tenant):
+        keys = catalog.api_keys(tenant)
+        if as_json:
+            _print_json(keys)
+            return
+        for key in keys:
             state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
             limit = f"{key.rate_limit}/min" if key.rate_limit else "default limit"
             console.print(
@@ -467,7 +483,6 @@ docs_app = typer.Typer(help="Documents: list, read, delete.", no_args_is_help=Tr
 app.add_typer(docs_app, name="docs")
 skills_app = typer.Typer(help="Skills agents recorded: list, delete.", no_args_is_help=True)
 app.add_typer(skills_app, name="skills")
-AsJson = Annotated[bool, typer.Option("--json", help="Print JSON")]
 Limit = Annotated[int, typer.Option(min=1, max=500, help="How many at most")]
 
 
@@ -505,13 +520,15 @@ def jobs_show(job_id: str, as_json: AsJson = False) -> None:
 
 
 @jobs_app.command("cancel")
-def jobs_cancel(job_id: str) -> None:
+def jobs_cancel(job_id: str, as_json: AsJson = False) -> None:
     """Stop a queued or running job; what it stored stays."""
     from api.client import calls  # noqa: PLC0415
 
     with _api() as lore:
         job = lore(calls.cancel_job(job_id))
     console.print(f"job {job.id}: {job.status}")
+    if as_json:
+        _print_json(job)
 
 
 UrlPrefix = Annotated[str | None, typer.Option(help="URLs starting so")]
@@ -572,6 +589,7 @@ def docs_delete(
     doc_type: DocType = None,
     source: Source = None,
     title: Title = None,
+    as_json: AsJson = False,
 ) -> None:
     """Delete one document, or every document the filters select, with their chunks."""
     from api.client import calls  # noqa: PLC0415
@@ -583,6 +601,8 @@ def docs_delete(
         else:
             deleted = lore(calls.delete_documents(url_prefix, domain, doc_type, source, title))
     console.print(f"deleted {deleted} document(s)")
+    if as_json:
+        _print_json({"deleted": deleted})
 
 
 @skills_app.command("list")

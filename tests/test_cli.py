@@ -133,6 +133,11 @@ def test_keys_are_created_listed_and_revoked(env: dict[str, str]) -> None:
     after = lore(env, "keys", "list", "--tenant", "acme")
     assert "revoked" in after.stdout + after.stderr
     assert lore(env, "keys", "revoke", "nope").returncode == 2
+    made = lore(env, "keys", "create", "--tenant", "beta", "--json")
+    record = json.loads(made.stdout)
+    assert record["tenant"] == "beta" and record["key"].startswith("lore_")
+    [listed_key] = json.loads(lore(env, "keys", "list", "--tenant", "beta", "--json").stdout)
+    assert listed_key["id"] == record["id"] and record["key"] not in json.dumps(listed_key)
 
 
 def test_serve_prints_a_first_key_once(env: dict[str, str]) -> None:
@@ -233,9 +238,10 @@ def test_a_login_batch_metadata_and_schedules_from_the_cli(
     )
     urls = [site.url("/a"), site.url("/b")]
     args = ["--header", "X-Club-Pass: members-only-4411", "--meta", "club=north"]
-    crawled = lore(env, "index-link", *urls, *args)
+    crawled = lore(env, "index-link", *urls, *args, "--json")
     assert crawled.returncode == 0, crawled.stderr
     assert "2 ingested" in crawled.stderr and "members-only" not in crawled.stderr
+    assert json.loads(crawled.stdout)["counts"]["ingested"] == 2
     found = json.loads(lore(env, "query", "pool hours", "--meta", "club=north", "--json").stdout)
     assert found and {c["metadata"]["club"] for c in found} == {"north"}
     assert json.loads(lore(env, "query", "pool", "--meta", "club=south", "--json").stdout) == []
