@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -17,6 +19,7 @@ from fastapi.openapi.utils import get_openapi
 from api import errors
 from api.auth import Authenticator
 from api.jobs import JobProcess, Jobs, JobWorker, Scheduler, WorkerTier, run_job
+from api.observe import Metrics, Observed, SkillTally
 from api.ratelimit import rate_limiter
 from api.routes import agent, health, knowledge, spa
 from api.service import Lore
@@ -57,6 +60,11 @@ def create_app(
         else:  # an instance made by the caller (tests): its jobs run on this event loop
             worker = JobWorker(instance, settings.workers, run_job, settings.job_claim_ttl_s)
         app.state.lore = instance
+        app.state.metrics = metrics = Metrics(instance)
+        instance.kpis = SkillTally(metrics)
+        kpis = asyncio.get_running_loop().create_task(
+            instance.kpis.run(instance, settings.skill_kpi_flush_s)
+        )
         limiter = rate_limiter(settings.redis_url)
         app.state.auth = Authenticator(
             instance.catalog, settings.auth.rate_limit_per_minute, limiter
@@ -75,6 +83,9 @@ def create_app(
             if announce_url:
                 settings.server_file.unlink(missing_ok=True)
             await scheduler.stop()
+            kpis.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await kpis  # the counts since the last flush are written
             await worker.stop()
             limiter.close()
             if lore is None:
@@ -90,6 +101,9 @@ def create_app(
         redoc_url=None,
     )
     errors.install(app)
+    app.add_middleware(
+        Observed, metrics=lambda: getattr(app.state, "metrics", None), failure=errors.unexpected
+    )
     _offline_docs(app)
     app.include_router(health.router)
     app.include_router(knowledge.router)
@@ -144,7 +158,7 @@ def _offline_docs(app: FastAPI) -> None:
         )
 
 
-OPEN_PATHS = frozenset({"/healthz"})  # the routes that take no API key (api/auth.py)
+OPEN_PATHS = frozenset({"/healthz", "/metrics"})  # the routes that take no API key (api/auth.py)
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -120,12 +120,20 @@ def serve(
     settings = _settings()
     host = host or settings.host
     port = port or settings.port
-    logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    from api.observe import configure_logging  # noqa: PLC0415
+
+    configure_logging(log_level, settings.log_format)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     _first_key(settings)
     url = f"http://{host}:{port}"
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
-    uvicorn.run(create_app(settings, announce_url=url), host=host, port=port, log_level=log_level)
+    uvicorn.run(  # uvicorn's own loggers go through lore's handler (with the request id)
+        create_app(settings, announce_url=url),
+        host=host,
+        port=port,
+        log_level=log_level,
+        log_config=None,
+    )
 
 
 @app.command()

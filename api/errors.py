@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
+from api.observe import REQUEST_ID
 from api.schemas import ErrorBody
 from crawl import BlockedAddressError, BrowserUnavailableError, FetchError
 from ingest import (
@@ -81,6 +82,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, object]] = {
         (422, "A field is missing, of the wrong type or out of range; the message names it."),
         (429, "The key's rate limit: retry after the Retry-After header's seconds."),
         (502, "A page or webhook target did not answer as it should."),
+        (500, "A bug in lore: quote the requestId (the server's log has the details)."),
         (503, "The store, the embedder, the reranker or the browser is unavailable."),
     )
 }
@@ -95,7 +97,16 @@ def status_for(exc: Exception) -> tuple[int, str]:
 
 
 def error_body(code: str, message: str) -> dict[str, str]:
-    return {"error": code, "message": message}
+    """lore's error answer; `requestId` is the one in the answer's X-Request-Id and the logs."""
+    return {"error": code, "message": message, "requestId": REQUEST_ID.get()}
+
+
+def unexpected(exc: Exception) -> dict[str, str]:
+    """The body of a bug's 500 (api.observe.Observed answers it, where the request id is
+    known): logged with its traceback; the caller gets lore's shape and the id to quote."""
+    log.error("request failed unexpectedly: %r", exc, exc_info=exc)
+    message = "lore failed to answer; the server's log has the details under this requestId"
+    return error_body("internal_error", message)
 
 
 def install(app: FastAPI) -> None:

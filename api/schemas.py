@@ -30,6 +30,8 @@ class Model(BaseModel):
 class ErrorBody(BaseModel):
     """Every error answer of lore (mapped once, in api/errors.py)."""
 
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+
     error: str = Field(
         description="A stable code: invalid_request, unauthorized, forbidden, not_found, "
         "rate_limited, too_large, unsupported_type, store_unavailable, ...",
@@ -38,6 +40,11 @@ class ErrorBody(BaseModel):
     message: str = Field(
         description="What went wrong (naming the field) and what to do.",
         examples=["k: Input should be less than or equal to 50"],
+    )
+    request_id: str | None = Field(
+        None,
+        description="The request's id, as in the X-Request-Id header and the server's logs.",
+        examples=["3f2a9c0d1e4b5a6f"],
     )
 
 
@@ -413,6 +420,24 @@ class JobList(Model):
     total: int
 
 
+class ScoreExplanation(Model):
+    dense: float | None = Field(
+        ..., description="Cosine similarity of the query and the chunk (dense vectors)."
+    )
+    lexical: float | None = Field(
+        ..., description="BM25 score of the query's words in the chunk; 0: no word in common."
+    )
+    fused: float = Field(
+        ...,
+        description="The engine's score for the search mode (hybrid: dense and lexical "
+        "fused), or the reranker's when one is configured, before freshness.",
+    )
+    freshness: float = Field(
+        ..., description="The factor freshness applied: age decay, post-interaction boost."
+    )
+    score: float = Field(..., description="fused x freshness: what the chunk is ranked by.")
+
+
 class ChunkView(Model):
     id: str
     text: str
@@ -436,6 +461,7 @@ class ChunkView(Model):
         description="'hidden_instructions': hidden text addressed to a model (includeFlagged).",
     )
     metadata: dict[str, str] = Field(default_factory=dict, description="Its document's, custom.")
+    explain: ScoreExplanation | None = Field(None, description="With `explain: true`.")
 
     @classmethod
     def of(cls, hit: Hit) -> ChunkView:
@@ -506,6 +532,11 @@ class QueryRequest(Model):
     )
     include_public: StrictBool = True
     mode: Literal["hybrid", "dense", "sparse"] = "hybrid"
+    explain: StrictBool = Field(
+        False,
+        description="Per chunk, how its score was made: dense and lexical scores, the fused "
+        "score and the freshness factor (two more searches over the results' documents).",
+    )
     metadata: dict[str, StrictStr | list[StrictStr]] = Field(
         default_factory=dict,
         max_length=32,

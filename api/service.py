@@ -10,11 +10,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from api.auth import check_url, domain_allowed
+from api.observe import SkillTally
 from api.settings import Settings
 from crawl import (
     RENDERS,
@@ -68,7 +69,7 @@ from retrieval import (
     check_metadata,
     utcnow,
 )
-from retrieval.ranking import Freshness, rerank
+from retrieval.ranking import Freshness, freshness_factor, rerank
 from retrieval.skills import (
     EdgeSkillIndex,
     QdrantSkillIndex,
@@ -84,6 +85,7 @@ log = logging.getLogger(__name__)
 
 PUBLIC_TENANT = "public"
 MAX_DOCUMENT_CHUNKS = 5000  # the most chunks a document view lists
+EXPLAIN_POOL = 1000  # chunks of the results' documents scored for an explanation
 MIN_SCHEDULE_S = 5 * 60  # a re-crawl at most every 5 minutes
 MAX_SCHEDULE_S = 366 * 24 * 3600
 IN_PROCESS_TYPES = frozenset({"html", "markdown", "text"})
@@ -144,6 +146,15 @@ def make_reranker(settings: Settings) -> Reranker | None:
     reranker = CrossEncoderReranker(path, settings.embedding.device)
     log.info("reranking the best %d candidates with %s", settings.search.rerank_candidates, path)
     return reranker
+
+
+@dataclass(frozen=True)
+class Explanation:
+    dense: float | None
+    lexical: float
+    fused: float
+    freshness: float
+    score: float
 
 
 @dataclass(frozen=True)
@@ -349,6 +360,7 @@ class Lore:
         # Opened on first use (another engine shard and its threads), shared by the
         # request-scoped copies of this instance.
         self._skills = _OpenOnce(self._open_skills)
+        self.kpis = SkillTally()  # the skills library's KPIs (the app counts them in metrics)
         self.spa = PhaseIngestor(
             self.indexer, self.chunking, self.embedder.count_tokens, settings.spa.max_dom_bytes
         )
@@ -725,6 +737,37 @@ class Lore:
                 if not h.chunk.domain or domain_allowed(self.allowed, h.chunk.domain)
             ]
         return hits
+
+    def explain(self, text: str, hits: Sequence[Hit]) -> dict[str, Explanation]:
+        """How each hit's score was made: its dense and lexical scores (a dense and a sparse
+        search over the hits' documents alone), the fused score before freshness, and the
+        freshness factor."""
+        if not hits:
+            return {}
+        vector = self.embedder.embed_query(text)
+        within = ChunkFilter(
+            tenant_ids=tuple({h.chunk.tenant_id for h in hits}),
+            document_ids=tuple({h.chunk.document_id for h in hits}),
+            include_superseded=True,
+            include_flagged=True,
+        )
+        scores: dict[str, dict[str, float]] = {}
+        for mode in ("dense", "sparse"):
+            query = SearchQuery(text, vector, within, EXPLAIN_POOL, mode)
+            scores[mode] = {h.chunk.id: h.score for h in self.store.search(query)}
+        now = datetime.now(UTC)
+        explained = {}
+        for hit in hits:
+            factor = freshness_factor(hit.chunk, self.freshness, now)
+            fused = hit.score / factor if hit.score >= 0 else hit.score * factor
+            explained[hit.chunk.id] = Explanation(
+                dense=scores["dense"].get(hit.chunk.id),
+                lexical=scores["sparse"].get(hit.chunk.id, 0.0),
+                fused=fused,
+                freshness=factor,
+                score=hit.score,
+            )
+        return explained
 
     # documents --------------------------------------------------------------------------------
 

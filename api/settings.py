@@ -321,6 +321,12 @@ class Settings(BaseSettings):
         description="A job whose runner has not said it is alive for this long is taken over "
         "by another (a runner on the same host that is gone: at once).",
     )
+    log_format: Literal["text", "json"] = Field(
+        "text", description="'json': one JSON object a log line (with requestId)."
+    )
+    skill_kpi_flush_s: float = Field(
+        10.0, gt=0, description="How often the skill KPIs counted in memory go to the catalog."
+    )
     schedule_poll_s: float = Field(
         30.0, gt=0, description="How often the API looks for scheduled jobs that are due."
     )

@@ -30,7 +30,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from retrieval.errors import NotFoundError, StoreUnavailableError
@@ -163,6 +163,19 @@ class _ScheduleRow(_Base):
     next_run_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     last_job_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class _SkillStatRow(_Base):
+    """A tenant's skill KPIs for one day (UTC): lookups that asked for skills, those that found
+    one, and the outcomes agents reported."""
+
+    __tablename__ = "lore_skill_stats"
+    tenant_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)  # YYYY-MM-DD
+    lookups: Mapped[int] = mapped_column(Integer, default=0)
+    hits: Mapped[int] = mapped_column(Integer, default=0)
+    successes: Mapped[int] = mapped_column(Integer, default=0)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class _SecretRow(_Base):
@@ -370,6 +383,26 @@ def _job(row: _JobRow) -> Job:
         claimed_by=row.claimed_by,
         heartbeat_at=_aware(row.heartbeat_at),
     )
+
+
+@dataclass(frozen=True)
+class SkillStat:
+    tenant_id: str
+    day: str
+    lookups: int = 0
+    hits: int = 0
+    successes: int = 0
+    failures: int = 0
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    """What the catalog holds across tenants, for metrics."""
+
+    jobs: dict[tuple[str, str], int]  # (kind, status) -> jobs
+    urls: dict[tuple[str, str], int]  # (state, reason code) -> URLs of all jobs
+    embedded: int  # chunks embedded for crawled pages
+    documents: int
 
 
 @dataclass(frozen=True)
@@ -800,6 +833,78 @@ class Catalog:
             jobs = [_job(r) for r in rows]
             total = session.scalar(select(func.count()).select_from(_JobRow).where(*conditions))
             return jobs, int(total or 0)
+
+    # statistics ------------------------------------------------------------------------------
+
+    def stats(self) -> CatalogStats:
+        """Jobs by kind and status, crawled URLs by state and reason code (the reason up to its
+        first ':'), chunks embedded for crawled pages, and documents, over all tenants."""
+        with Session(self._engine) as session:
+            jobs = session.execute(
+                select(_JobRow.kind, _JobRow.status, func.count()).group_by(
+                    _JobRow.kind, _JobRow.status
+                )
+            ).all()
+            urls: dict[tuple[str, str], int] = {}
+            for state, reason, n in session.execute(
+                select(_CrawlUrlRow.state, _CrawlUrlRow.reason, func.count()).group_by(
+                    _CrawlUrlRow.state, _CrawlUrlRow.reason
+                )
+            ).all():
+                key = (state, (reason or "").split(":", 1)[0].strip())
+                urls[key] = urls.get(key, 0) + int(n)
+            embedded = session.scalar(select(func.sum(_CrawlUrlRow.embedded)))
+            documents = session.scalar(select(func.count()).select_from(_DocumentRow))
+        return CatalogStats(
+            {(kind, status): int(n) for kind, status, n in jobs},
+            urls,
+            int(embedded or 0),
+            int(documents or 0),
+        )
+
+    def add_skill_stats(self, stat: SkillStat) -> None:
+        """Add to a tenant's KPIs of a day (several processes may add at once)."""
+        for _ in range(3):
+            try:
+                with Session(self._engine) as session, session.begin():
+                    row = session.get(_SkillStatRow, (stat.tenant_id, stat.day))
+                    if row is None:
+                        row = _SkillStatRow(
+                            tenant_id=stat.tenant_id,
+                            day=stat.day,
+                            lookups=0,
+                            hits=0,
+                            successes=0,
+                            failures=0,
+                        )
+                        session.add(row)
+                    row.lookups += stat.lookups
+                    row.hits += stat.hits
+                    row.successes += stat.successes
+                    row.failures += stat.failures
+                return
+            except IntegrityError:  # another process made the day's row first: add to it
+                continue
+
+    def skill_stats(
+        self, tenant_id: str | None = None, since: str | None = None
+    ) -> list[SkillStat]:
+        """Daily skill KPIs, oldest day first (a tenant's, or every tenant's)."""
+        conditions: list[Any] = []
+        if tenant_id is not None:
+            conditions.append(_SkillStatRow.tenant_id == tenant_id)
+        if since is not None:
+            conditions.append(_SkillStatRow.day >= since)
+        with Session(self._engine) as session:
+            rows = session.scalars(
+                select(_SkillStatRow)
+                .where(*conditions)
+                .order_by(_SkillStatRow.day, _SkillStatRow.tenant_id)
+            )
+            return [
+                SkillStat(r.tenant_id, r.day, r.lookups, r.hits, r.successes, r.failures)
+                for r in rows
+            ]
 
     # schedules -------------------------------------------------------------------------------
 

@@ -212,7 +212,7 @@ def test_the_openapi_document_declares_the_key_and_lores_errors(seeded: TestClie
     assert "HTTPValidationError" not in document["components"]["schemas"]
     for path, operations in document["paths"].items():
         for operation in operations.values():
-            assert ("security" in operation) == (path != "/healthz"), path
+            assert ("security" in operation) == (path not in ("/healthz", "/metrics")), path
             for status in ("401", "404", "422", "429"):
                 schema = operation["responses"][status]["content"]["application/json"]["schema"]
                 assert schema["$ref"].rsplit("/", 1)[1] in ("ErrorBody", "IngestFailed"), path

@@ -29,6 +29,7 @@ from typing import Any
 
 from api.jobs.registry import run_job
 from api.jobs.worker import JobsHealth, JobWorker
+from api.observe import configure_logging
 from api.service import Lore
 from api.settings import Settings
 from retrieval import RemoteStore, StoreServer
@@ -147,8 +148,9 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
     _few_malloc_arenas()
-    logging.basicConfig(level=log_level, format="%(levelname)s %(name)s [jobs]: %(message)s")
-    lore = Lore(Settings(**settings), store=RemoteStore(store))
+    config = Settings(**settings)
+    configure_logging(log_level, config.log_format, "jobs")
+    lore = Lore(config, store=RemoteStore(store))
     try:
         asyncio.run(_serve(lore, control))  # ends the process itself when it stops
     finally:  # reached only when it failed first

@@ -40,6 +40,8 @@ async def agent_context(
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
+    if body.goal:
+        lore.kpis.lookup(lore.tenant, found=bool(context.skills))
     return AgentContextResponse(
         chunks=[ChunkView.of(h) for h in context.hits],
         has_org_knowledge=context.has_org_knowledge,
@@ -72,7 +74,9 @@ async def record_skill(body: SkillRequest, lore: LoreDep) -> SkillView:
 @router.post("/skills/{skill_id}/outcome", response_model=SkillView)
 def skill_outcome(skill_id: UUID, body: OutcomeRequest, lore: LoreDep) -> SkillView:
     """Count one more use of a skill: it worked (`success: true`) or not."""
-    return SkillView.of(lore.skills.outcome(lore.tenant, str(skill_id), body.success))
+    skill = lore.skills.outcome(lore.tenant, str(skill_id), body.success)
+    lore.kpis.outcome(lore.tenant, body.success)
+    return SkillView.of(skill)
 
 
 @router.get("/skills", response_model=SkillPage)
@@ -108,4 +112,5 @@ async def search_skills(
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
     hits = await anyio.to_thread.run_sync(lambda: lore.skills.search(lore.tenant, domain, goal, k))
+    lore.kpis.lookup(lore.tenant, found=bool(hits))
     return SkillList(skills=[SkillView.of(h.skill, h) for h in hits])

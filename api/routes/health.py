@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from api.deps import LoreDep, WorkerDep
 from api.schemas import Health, JobsStatus
@@ -27,3 +29,12 @@ def healthz(lore: LoreDep, worker: WorkerDep) -> Health:
         ),
         documents=lore.catalog.count_documents(lore.tenant),
     )
+
+
+@router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+def metrics(request: Request) -> Response:
+    """Prometheus metrics of every lore process on this catalog (no key: aggregates only):
+    request latency per route, jobs and crawled URLs by outcome and reason, chunks embedded,
+    queue depth, store size, and the skill KPIs (hit rate, effectiveness)."""
+    registry = request.app.state.metrics.registry
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -12,6 +12,7 @@ from starlette.datastructures import UploadFile
 
 from api.deps import Authenticated, LoreDep, SearchSlots, WorkerDep
 from api.errors import ERROR_RESPONSES, ApiError, status_for
+from api.observe import REQUEST_ID
 from api.schemas import (
     ChunkView,
     Converted,
@@ -38,6 +39,7 @@ from api.schemas import (
     ScheduleList,
     ScheduleRequest,
     ScheduleView,
+    ScoreExplanation,
 )
 from api.service import Upload
 from ingest import IngestError
@@ -315,6 +317,7 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
         failed = IngestFailed(
             error="ingest_failed",
             message=f"none of the {len(files)} files was indexed; each file's error is in files",
+            request_id=REQUEST_ID.get(),
             **response.model_dump(),
         )
         return JSONResponse(failed.model_dump(mode="json", by_alias=True), status_code=422)
@@ -376,7 +379,12 @@ async def query(body: QueryRequest, lore: LoreDep, searches: SearchSlots) -> Que
         ),
         limiter=searches,
     )
-    return QueryResponse(chunks=[ChunkView.of(h) for h in hits])
+    chunks = [ChunkView.of(h) for h in hits]
+    if body.explain:
+        why = await anyio.to_thread.run_sync(lambda: lore.explain(body.query, hits))
+        for chunk in chunks:
+            chunk.explain = ScoreExplanation(**why[chunk.id].__dict__)
+    return QueryResponse(chunks=chunks)
 
 
 def document_query(
