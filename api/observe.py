@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from api.service import Lore
 
 log = logging.getLogger(__name__)
-disable_created_metrics()  # no `_created` series beside every counter
+disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series
 
 REQUEST_ID: ContextVar[str] = ContextVar("lore_request_id", default="-")
 _GIVEN_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # an X-Request-Id lore keeps as it is
