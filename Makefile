@@ -3,6 +3,10 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# axe-core (npm) for the console's accessibility test: installed by `make test` from the npm
+# registry when npm is there; the test skips, saying so, without it.
+AXE := .cache/npm/node_modules/axe-core/axe.min.js
+AXE_VERSION := 4.10.3
 
 .PHONY: install system-deps serve test check bench clean
 
@@ -33,8 +37,12 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: check system-deps
+test: check system-deps $(AXE)
 	$(BIN)/pytest -q
+
+$(AXE):
+	command -v npm >/dev/null && npm install --silent --no-audit --no-fund \
+		--prefix .cache/npm axe-core@$(AXE_VERSION) || echo "npm not found: no accessibility test"
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/ingest_bench.py
@@ -45,4 +53,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/agent_context_bench.py
 
 clean:
-	rm -rf $(VENV) .lore .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .lore .cache .pytest_cache .mypy_cache .ruff_cache

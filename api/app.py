@@ -21,7 +21,7 @@ from api.auth import Authenticator
 from api.jobs import JobProcess, Jobs, JobWorker, Scheduler, WorkerTier, run_job
 from api.observe import Metrics, Observed, SkillTally
 from api.ratelimit import rate_limiter
-from api.routes import agent, health, knowledge, spa
+from api.routes import admin, agent, health, knowledge, spa
 from api.service import Lore
 from api.settings import Settings
 from ingest import usable_cores
@@ -101,6 +101,7 @@ def create_app(
         redoc_url=None,
     )
     errors.install(app)
+    _console(app)
     app.add_middleware(
         Observed, metrics=lambda: getattr(app.state, "metrics", None), failure=errors.unexpected
     )
@@ -109,8 +110,24 @@ def create_app(
     app.include_router(knowledge.router)
     app.include_router(spa.router)
     app.include_router(agent.router)
+    app.include_router(admin.router)
     app.openapi = functools.partial(_openapi, app)  # type: ignore[method-assign]
     return app
+
+
+def _console(app: FastAPI) -> None:
+    """/ui: the web console, three static files of lore's own (api/ui) that read the API with
+    the key the user signs in with."""
+    from importlib.resources import files  # noqa: PLC0415
+
+    from fastapi.responses import RedirectResponse  # noqa: PLC0415
+    from fastapi.staticfiles import StaticFiles  # noqa: PLC0415
+
+    @app.get("/ui", include_in_schema=False)
+    def console() -> RedirectResponse:
+        return RedirectResponse("/ui/")
+
+    app.mount("/ui/", StaticFiles(directory=str(files("api") / "ui"), html=True), name="ui")
 
 
 DOCS_ASSETS = "/docs-assets"

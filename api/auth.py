@@ -77,9 +77,11 @@ class Authenticator:
         allowed_domains: list[str] | None = None,
         rate_limit: int | None = None,
         key: str | None = None,
+        admin: bool = False,
     ) -> tuple[str, ApiKey]:
         """A new key for `tenant_id` (made, with `allowed_domains` or every domain, if new);
-        returns the key itself, which is not stored, and its record."""
+        returns the key itself, which is not stored, and its record. An `admin` key may also
+        manage keys and tenants (/admin)."""
         try:
             self._catalog.get_tenant(tenant_id)
             if allowed_domains is not None:
@@ -90,7 +92,7 @@ class Authenticator:
         if not key.startswith(KEY_PREFIX) or len(key) < len(KEY_PREFIX) + 20:
             raise ValueError(f"an API key starts with {KEY_PREFIX!r} and has 20 characters more")
         record = self._catalog.add_api_key(
-            hash_key(key), key[: len(KEY_PREFIX) + 6], tenant_id, name, rate_limit
+            hash_key(key), key[: len(KEY_PREFIX) + 6], tenant_id, name, rate_limit, admin
         )
         return key, record
 

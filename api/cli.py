@@ -344,14 +344,17 @@ def _first_key(settings: Settings) -> None:
         if any(k.revoked_at is None for k in catalog.api_keys()):
             return
         auth = Authenticator(catalog, settings.auth.rate_limit_per_minute)
-        key, record = auth.create_key(settings.tenant, "first key", key=settings.auth.bootstrap_key)
+        key, record = auth.create_key(
+            settings.tenant, "first key", key=settings.auth.bootstrap_key, admin=True
+        )
     finally:
         catalog.close()
     if settings.auth.bootstrap_key:
         console.print(f"created API key {record.id} from LORE_AUTH__BOOTSTRAP_KEY")
         return
     console.print(
-        f"[bold]API key for tenant {settings.tenant!r} (shown once; store it now):[/bold] {key}\n"
+        f"[bold]API key for tenant {settings.tenant!r}, an admin key (shown once; store it "
+        f"now):[/bold] {key}\n"
         "send it as 'Authorization: Bearer <key>'; the CLI reads LORE_API_KEY"
     )
 
@@ -381,12 +384,15 @@ def keys_create(
     rate_limit: Annotated[
         int | None, typer.Option(help="Requests per minute (default: the server's)", min=1)
     ] = None,
+    admin: Annotated[
+        bool, typer.Option(help="It may also manage keys and tenants (/admin, the console)")
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Create a key (and the tenant, if new); the key is printed once."""
     catalog, auth = _keys()
     try:
-        key, record = auth.create_key(tenant, name, allowed_domain, rate_limit)
+        key, record = auth.create_key(tenant, name, allowed_domain, rate_limit, admin=admin)
         domains = catalog.get_tenant(tenant).allowed_domains
     except ValueError as exc:
         _fail(str(exc), 2)

@@ -18,7 +18,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from retrieval import Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
+from retrieval import ApiKey, Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
 from retrieval.skills import Skill, SkillHit
 from spa_phases import SnapshotResult
 
@@ -780,3 +780,87 @@ class AgentContextResponse(Model):
     site_model: dict[str, object] | None = Field(
         None, description="What captures learned about the page: type, key elements, behaviours."
     )
+
+
+class TenantView(Model):
+    id: str
+    allowed_domains: list[str] = Field(
+        ..., description="Hosts its keys may read and write ('*.example.com', '*' for all)."
+    )
+    active_keys: int = 0
+
+
+class TenantList(Model):
+    tenants: list[TenantView]
+
+
+class TenantUpdate(Model):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"allowedDomains": ["*.acme.com"]}]})
+    allowed_domains: list[Annotated[str, Field(min_length=1, max_length=255)]] = Field(
+        ..., min_length=1, max_length=200
+    )
+
+
+class KeyView(Model):
+    id: str
+    prefix: str = Field(..., description="The key's first characters, to tell keys apart.")
+    tenant: str
+    name: str
+    rate_limit: int | None = Field(None, description="Requests per minute; null: the default.")
+    admin: bool
+    created_at: datetime
+    revoked_at: datetime | None
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyView:
+        return cls(
+            id=key.id,
+            prefix=key.prefix,
+            tenant=key.tenant_id,
+            name=key.name,
+            rate_limit=key.rate_limit,
+            admin=key.admin,
+            created_at=key.created_at,
+            revoked_at=key.revoked_at,
+        )
+
+
+class KeyList(Model):
+    keys: list[KeyView]
+
+
+class KeyRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"tenant": "acme", "name": "shop agent", "allowedDomains": ["*.acme.com"]}]
+        }
+    )
+    tenant: str = Field(..., min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field("", max_length=200)
+    allowed_domains: list[Annotated[str, Field(min_length=1, max_length=255)]] | None = Field(
+        None,
+        max_length=200,
+        description="For a new tenant (default every domain), or its new list.",
+    )
+    rate_limit: int | None = Field(None, ge=1, le=1_000_000)
+    admin: StrictBool = False
+
+
+class NewKey(Model):
+    key: str = Field(..., description="Shown once: lore keeps only its SHA-256.")
+    record: KeyView
+
+
+class KpiDay(Model):
+    day: str
+    lookups: int
+    hits: int
+    successes: int
+    failures: int
+    hit_rate: float = Field(..., description="hits / lookups (the target is 10 %).")
+    effectiveness: float = Field(..., description="successes / reported uses (target 60 %).")
+
+
+class SkillKpis(Model):
+    days: list[KpiDay] = Field(..., description="Oldest first; days without lookups left out.")
+    total: KpiDay

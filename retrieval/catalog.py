@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Float,
     Integer,
@@ -129,6 +130,8 @@ class _ApiKeyRow(_Base):
     rate_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)  # requests per minute
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # may manage keys and tenants (GET/POST/DELETE /admin/...); None in older catalogs: no
+    admin: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class _JobRow(_Base):
@@ -299,11 +302,19 @@ class ApiKey:
     rate_limit: int | None
     created_at: datetime
     revoked_at: datetime | None
+    admin: bool = False
 
 
 def _api_key(row: _ApiKeyRow) -> ApiKey:
     return ApiKey(
-        row.id, row.prefix, row.tenant_id, row.name, row.rate_limit, row.created_at, row.revoked_at
+        row.id,
+        row.prefix,
+        row.tenant_id,
+        row.name,
+        row.rate_limit,
+        row.created_at,
+        row.revoked_at,
+        bool(row.admin),
     )
 
 
@@ -543,8 +554,19 @@ class Catalog:
                 raise NotFoundError(f"no tenant {tenant_id!r}")
             return Tenant(row.id, tuple(row.allowed_domains or ()))
 
+    def tenants(self) -> list[Tenant]:
+        with Session(self._engine) as session:
+            rows = session.scalars(select(_TenantRow).order_by(_TenantRow.id))
+            return [Tenant(r.id, tuple(r.allowed_domains or ())) for r in rows]
+
     def add_api_key(
-        self, key_hash: str, prefix: str, tenant_id: str, name: str, rate_limit: int | None
+        self,
+        key_hash: str,
+        prefix: str,
+        tenant_id: str,
+        name: str,
+        rate_limit: int | None,
+        admin: bool = False,
     ) -> ApiKey:
         self.get_tenant(tenant_id)
         row = _ApiKeyRow(
@@ -555,6 +577,7 @@ class Catalog:
             name=name,
             rate_limit=rate_limit,
             created_at=utcnow(),
+            admin=admin,
         )
         with Session(self._engine) as session, session.begin():
             session.add(row)

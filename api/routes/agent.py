@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 from uuid import UUID
 
@@ -10,11 +11,14 @@ from fastapi import APIRouter, Query, status
 
 from api.deps import Authenticated, LoreDep, SearchSlots
 from api.errors import ApiError
+from api.observe import Kpis, kpis
 from api.schemas import (
     AgentContextRequest,
     AgentContextResponse,
     ChunkView,
+    KpiDay,
     OutcomeRequest,
+    SkillKpis,
     SkillList,
     SkillPage,
     SkillRequest,
@@ -97,6 +101,33 @@ def list_skills(
 def delete_skill(skill_id: UUID, lore: LoreDep) -> None:
     """Forget a skill (one that misleads agents, say)."""
     lore.skills.delete(lore.tenant, str(skill_id))
+
+
+@router.get("/skills/kpis", response_model=SkillKpis)
+def skill_kpis(
+    lore: LoreDep,
+    days: Annotated[int, Query(ge=1, le=3660, description="The last this many.")] = 30,
+) -> SkillKpis:
+    """The skills library's KPIs for this key's tenant, a day at a time: hit rate (lookups that
+    found a skill; target 10 %) and effectiveness (reported uses that worked; target 60 %)."""
+    since = (datetime.now(UTC) - timedelta(days=days - 1)).strftime("%Y-%m-%d")
+    lore.kpis.flush(lore)  # what was counted since the last flush
+    stats = lore.catalog.skill_stats(lore.tenant, since)
+    return SkillKpis(
+        days=[_kpi_day(s.day, kpis([s])) for s in stats], total=_kpi_day("total", kpis(stats))
+    )
+
+
+def _kpi_day(day: str, k: Kpis) -> KpiDay:
+    return KpiDay(
+        day=day,
+        lookups=k.lookups,
+        hits=k.hits,
+        successes=k.successes,
+        failures=k.failures,
+        hit_rate=round(k.hit_rate, 4),
+        effectiveness=round(k.effectiveness, 4),
+    )
 
 
 @router.get("/skills/search", response_model=SkillList)
