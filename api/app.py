@@ -19,7 +19,7 @@ from fastapi.openapi.utils import get_openapi
 from api import errors
 from api.auth import Authenticator
 from api.jobs import JobProcess, Jobs, JobWorker, Scheduler, WorkerTier, run_job
-from api.observe import Metrics, Observed, SkillTally
+from api.observe import Metrics, Observed, SkillTally, configure_tracing
 from api.ratelimit import rate_limiter
 from api.routes import admin, agent, health, knowledge, spa
 from api.service import Lore
@@ -51,6 +51,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        stop_tracing = configure_tracing(settings.tracing, "api")
         instance = lore or Lore(settings)
         worker: Jobs
         if settings.queue.url:  # `lore worker`s run them
@@ -90,6 +91,7 @@ def create_app(
             limiter.close()
             if lore is None:
                 instance.close()
+            stop_tracing()  # the last spans are sent
 
     app = FastAPI(
         title="lore",

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -26,6 +28,7 @@ from retrieval import ChunkFilter, SkillStat
 
 if TYPE_CHECKING:
     from api.service import Lore
+    from api.settings import TracingSettings
 
 log = logging.getLogger(__name__)
 disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` series
@@ -76,6 +79,31 @@ def configure_logging(level: str | int, fmt: str = "text", tag: str = "") -> Non
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level if isinstance(level, int) else level.upper())
+
+
+# traces -----------------------------------------------------------------------------------------
+
+tracer = trace.get_tracer("lore.api")
+
+
+def configure_tracing(settings: TracingSettings, process: str) -> Callable[[], None]:
+    """Send this process's spans to the OTLP/HTTP endpoint when tracing is enabled; returns
+    what flushes and stops it (a no-op when disabled)."""
+    if not settings.enabled:
+        return lambda: None
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
+        OTLPSpanExporter,
+    )
+    from opentelemetry.sdk.resources import Resource  # noqa: PLC0415
+    from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # noqa: PLC0415
+
+    resource = Resource.create({"service.name": settings.service_name, "lore.process": process})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.endpoint)))
+    trace.set_tracer_provider(provider)
+    log.info("tracing to %s", settings.endpoint)
+    return provider.shutdown
 
 
 # metrics ----------------------------------------------------------------------------------------
@@ -300,8 +328,11 @@ class Observed:
                 message["headers"] = headers
             await send(message)
 
+        span = tracer.start_span(f"{scope['method']} {scope.get('path', '')}", kind=SpanKind.SERVER)
+        span.set_attribute("lore.request_id", request_id)
         try:
-            await self.app(scope, receive, sending)
+            with trace.use_span(span, end_on_exit=False):
+                await self.app(scope, receive, sending)
         except Exception as exc:
             if answered:  # too late for an error answer
                 raise
@@ -316,7 +347,10 @@ class Observed:
             await sending({"type": "http.response.body", "body": body})
         finally:
             REQUEST_ID.reset(token)
+            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            span.update_name(f"{scope['method']} {route}")
+            span.set_attribute("http.response.status_code", status)
+            span.end()
             metrics = self._metrics()
             if metrics is not None:
-                route = getattr(scope.get("route"), "path", None) or "unmatched"
                 metrics.observe(scope["method"], route, status, time.perf_counter() - started)

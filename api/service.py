@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+from opentelemetry import trace
+
 from api.auth import check_url, domain_allowed
 from api.observe import SkillTally
 from api.settings import Settings
@@ -82,6 +84,7 @@ from retrieval.skills import (
 from spa_phases import PhaseIngestor, Snapshot, SnapshotResult
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("lore.api")  # spans go nowhere unless tracing is configured
 
 PUBLIC_TENANT = "public"
 MAX_DOCUMENT_CHUNKS = 5000  # the most chunks a document view lists
@@ -654,7 +657,8 @@ class Lore:
     def search(self, text: str, flt: ChunkFilter, k: int, mode: SearchMode = "hybrid") -> list[Hit]:
         """The engine's best candidates, re-scored by the reranker when one is configured, then
         re-ranked for freshness with near-duplicates collapsed."""
-        vector = self.embedder.embed_query(text)
+        with tracer.start_as_current_span("embed", attributes={"lore.texts": 1}):
+            vector = self.embedder.embed_query(text)
         # One candidate pool for every k, as deep as the deepest k allowed: the engine's fusion
         # normalises over the pool, and freshness and the duplicate collapse choose from it, so
         # a pool that grew with k gave k=1 a different first result than k=10. Now the best k
@@ -663,11 +667,13 @@ class Lore:
         limit = candidate_pool(self.settings.max_k, k)
         if self.reranker is not None:
             limit = max(limit, self.settings.search.rerank_candidates)
-        candidates = self.store.search(
-            SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
-        )
+        with tracer.start_as_current_span("search", attributes={"lore.mode": mode, "lore.k": k}):
+            candidates = self.store.search(
+                SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
+            )
         if self.reranker is not None:
-            candidates = self.reranker.rerank(text, candidates)
+            with tracer.start_as_current_span("rerank", attributes={"lore.pool": len(candidates)}):
+                candidates = self.reranker.rerank(text, candidates)
         return rerank(candidates, self.freshness, k)
 
     def resolve(

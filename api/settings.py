@@ -133,6 +133,18 @@ class SpaSettings(BaseModel):
     llm_api_key: str | None = None
 
 
+class TracingSettings(BaseModel):
+    enabled: bool = Field(
+        False,
+        description="OpenTelemetry traces of requests and jobs (spans: http, fetch, extract, "
+        "chunk, embed, store, search, rerank), sent over OTLP/HTTP.",
+    )
+    endpoint: str = Field(
+        "http://127.0.0.1:4318/v1/traces", description="The OTLP/HTTP traces endpoint."
+    )
+    service_name: str = Field("lore", description="The service.name resource attribute.")
+
+
 class AuthSettings(BaseModel):
     required: bool = Field(
         True, description="API keys on every route but /healthz; false only for local experiments."
@@ -338,6 +350,7 @@ class Settings(BaseSettings):
     spa: SpaSettings = SpaSettings()
     skills: SkillSettings = SkillSettings()
     auth: AuthSettings = AuthSettings()
+    tracing: TracingSettings = TracingSettings()
     api_key: str | None = Field(None, description="The key the CLI sends to a running server.")
     documents: DocumentSettings = DocumentSettings()
     qdrant: QdrantSettings = QdrantSettings()

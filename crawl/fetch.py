@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+from opentelemetry import trace
 
 from crawl.errors import BlockedAddressError, FetchError
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("lore.crawl")  # spans go nowhere unless tracing is configured
 
 DEFAULT_USER_AGENT = "lore/0.1 (+knowledge indexer for web agents)"
 
@@ -170,6 +172,17 @@ class Fetcher:
             ) from exc
 
     async def _fetch(
+        self, url: str, headers: dict[str, str], method: str, content: bytes | None
+    ) -> FetchedPage:
+        with tracer.start_as_current_span(
+            "fetch", attributes={"url.full": url, "http.request.method": method}
+        ) as span:
+            page = await self._follow(url, headers, method, content)
+            span.set_attribute("http.response.status_code", page.status)
+            span.set_attribute("lore.bytes", len(page.body))
+            return page
+
+    async def _follow(
         self, url: str, headers: dict[str, str], method: str, content: bytes | None
     ) -> FetchedPage:
         current = url

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from opentelemetry import trace
+
 from ingest.chunker import TextChunk, TokenCounter, chunk_markdown, count_words
 from ingest.detect import detect_type
 from ingest.embed import Embedder, Progress
@@ -30,6 +32,7 @@ from retrieval import (
 )
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("lore.ingest")  # spans go nowhere unless tracing is configured
 
 
 @dataclass(frozen=True)
@@ -100,21 +103,26 @@ def prepare(
             f"{options.max_bytes} bytes"
         )
     doc_type = detect_type(source.data, source.filename, source.content_type)
-    extracted = run(
-        ExtractRequest(
-            data=source.data,
-            doc_type=doc_type,
-            filename=source.filename,
-            content_type=source.content_type,
-            url=None if source.url.startswith("upload://") else source.url,
-            limits=limits or Limits(),
-            tools=tools or Tools(),
+    with tracer.start_as_current_span(
+        "extract", attributes={"lore.doc_type": doc_type, "lore.bytes": len(source.data)}
+    ):
+        extracted = run(
+            ExtractRequest(
+                data=source.data,
+                doc_type=doc_type,
+                filename=source.filename,
+                content_type=source.content_type,
+                url=None if source.url.startswith("upload://") else source.url,
+                limits=limits or Limits(),
+                tools=tools or Tools(),
+            )
         )
-    )
     markdown = extracted.markdown
-    pieces: list[TextChunk] = chunk_markdown(
-        markdown, options.max_tokens, options.overlap_tokens, count_tokens
-    )
+    with tracer.start_as_current_span("chunk") as span:
+        pieces: list[TextChunk] = chunk_markdown(
+            markdown, options.max_tokens, options.overlap_tokens, count_tokens
+        )
+        span.set_attribute("lore.chunks", len(pieces))
     if not pieces and markdown.strip():
         # Only headings (a title page, slides with titles only): their text is the content.
         plain = "\n\n".join(ln.lstrip("#").strip() for ln in markdown.splitlines())
@@ -262,17 +270,16 @@ class Indexer:
             else [c for c in p.chunks if c.id not in ids]
             for p, ids in zip(prepared, existing, strict=True)
         ]
-        vectors = iter(
-            self.embedder.embed(
-                [c.search_text for chunks in fresh for c in chunks],
-                batch_size=self.batch_size,
-                progress=progress,
+        texts = [c.search_text for chunks in fresh for c in chunks]
+        with tracer.start_as_current_span("embed", attributes={"lore.texts": len(texts)}):
+            vectors = iter(
+                self.embedder.embed(texts, batch_size=self.batch_size, progress=progress)
             )
-        )
-        return [
-            self._write(p, ids, [replace(c, vector=next(vectors)) for c in chunks])
-            for p, ids, chunks in zip(prepared, existing, fresh, strict=True)
-        ]
+        with tracer.start_as_current_span("store", attributes={"lore.documents": len(prepared)}):
+            return [
+                self._write(p, ids, [replace(c, vector=next(vectors)) for c in chunks])
+                for p, ids, chunks in zip(prepared, existing, fresh, strict=True)
+            ]
 
     def _metadata_changed(self, prepared: PreparedDocument) -> bool:
         doc = prepared.document

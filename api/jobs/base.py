@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
+from opentelemetry import trace
 
 from api.auth import domain_allowed
 from crawl import FetchError, FetchOptions, check_address
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from api.service import Lore
 
 log = logging.getLogger(__name__)
+tracer = trace.get_tracer("lore.jobs")  # spans go nowhere unless tracing is configured
 
 PROGRESS_EVERY_S = 0.25  # job row writes while a job runs, at most
 
@@ -72,7 +74,10 @@ class JobRunner(ABC):
                 self.job.id, status="running", started_at=utcnow(), message=self.starting()
             )
         try:
-            outcome = await self.work()
+            with tracer.start_as_current_span(
+                f"job {self.kind}", attributes={"lore.job_id": self.job.id}
+            ):
+                outcome = await self.work()
         except Exception as exc:
             if self.interrupted():
                 return self.lore.catalog.get_job(self.job.id)

@@ -24,12 +24,13 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 from api.jobs.registry import run_job
 from api.jobs.worker import JobsHealth, JobWorker
-from api.observe import configure_logging
+from api.observe import configure_logging, configure_tracing
 from api.service import Lore
 from api.settings import Settings
 from retrieval import RemoteStore, StoreServer
@@ -150,9 +151,10 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     _few_malloc_arenas()
     config = Settings(**settings)
     configure_logging(log_level, config.log_format, "jobs")
+    stop_tracing = configure_tracing(config.tracing, "jobs")
     lore = Lore(config, store=RemoteStore(store))
     try:
-        asyncio.run(_serve(lore, control))  # ends the process itself when it stops
+        asyncio.run(_serve(lore, control, stop_tracing))  # ends the process itself when it stops
     finally:  # reached only when it failed first
         lore.close()
 
@@ -166,7 +168,7 @@ def _few_malloc_arenas(arenas: int = 2) -> None:
         ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
 
 
-async def _serve(lore: Lore, control: Connection) -> None:
+async def _serve(lore: Lore, control: Connection, stop_tracing: Callable[[], None]) -> None:
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     settings = lore.settings
@@ -192,6 +194,7 @@ async def _serve(lore: Lore, control: Connection) -> None:
         log.warning("jobs did not stop within %.0f s; they resume at the next start", STOP_S)
     lore.catalog.release_jobs(worker.owner)  # whatever still runs ends with this process
     lore.close()
+    stop_tracing()  # the last spans are sent
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

@@ -21,6 +21,7 @@ from api.jobs.link import store_page
 from api.jobs.pages import PageQueue, message_page, page_queue
 from api.jobs.registry import run_job
 from api.jobs.worker import JobsHealth, JobWorker
+from api.observe import configure_tracing
 from api.service import Lore
 from api.settings import Settings
 from crawl import Page, PageResult
@@ -104,8 +105,12 @@ def run_worker(settings: Settings, threads: int) -> None:
     queue = page_queue(settings)
     if queue is None:
         raise ValueError("lore worker takes its work from a queue engine: set LORE_QUEUE__URL")
+    stop_tracing = configure_tracing(settings.tracing, "worker")
     lore = Lore(settings)
-    asyncio.run(_serve(lore, queue, threads))
+    try:
+        asyncio.run(_serve(lore, queue, threads))
+    finally:
+        stop_tracing()
 
 
 async def _serve(lore: Lore, queue: PageQueue, threads: int) -> None:
