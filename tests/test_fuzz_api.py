@@ -99,3 +99,40 @@ def test_no_input_makes_lore_fail_or_break_its_schema(fuzz_server: tuple[str, st
         except BaseExceptionGroup as found:  # schemathesis's FailureGroup
             failures.append(f"{operation.label} ({mode.value} cases): {found}")
     assert not failures, "\n\n".join(failures)
+
+
+STATEFUL_SCENARIOS = 30  # each a chain of up to STATEFUL_STEPS calls
+STATEFUL_STEPS = 6
+
+
+def test_chains_of_calls_keep_lore_whole(fuzz_server: tuple[str, str]) -> None:
+    """Stateful fuzzing: schemathesis chains calls along the links it finds between operations
+    (a queued job's id into GET, cancel and its URL list; a skill's into its outcome and
+    delete; a schedule's, a document's, a key's, a tenant's), with the same checks on every
+    answer of the chain."""
+    url, key = fuzz_server
+    auth = {"Authorization": f"Bearer {key}"}
+    schema = schemathesis.openapi.from_url(f"{url}/openapi.json")
+    machine = schema.as_state_machine()
+    links = [name for name in dir(machine) if "__" in name and name.split("_")[0].isupper()]
+    assert len(links) >= 20, links  # index-link -> job, skills -> outcome, schedules, admin ...
+
+    class Chains(machine):  # type: ignore[valid-type,misc]
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"headers": auth}
+
+        def validate_response(
+            self, response: Response, case: schemathesis.Case, *args: object, **kwargs: object
+        ) -> None:
+            case.validate_response(response, checks=CHECKS, headers=auth)
+
+    Chains.run(
+        settings=settings(
+            max_examples=STATEFUL_SCENARIOS,
+            stateful_step_count=STATEFUL_STEPS,
+            derandomize=True,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
