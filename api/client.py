@@ -350,6 +350,10 @@ def create_schedule(
     return Call("POST", "/knowledge/schedules", Schedule.of, json=body)
 
 
+def schedule(schedule_id: str) -> Call[Schedule]:
+    return Call("GET", f"/knowledge/schedules/{schedule_id}", Schedule.of)
+
+
 def schedules() -> Call[list[Schedule]]:
     return Call("GET", "/knowledge/schedules", lambda d: [Schedule.of(s) for s in d["schedules"]])
 
@@ -479,6 +483,66 @@ def delete_skill(skill_id: str) -> Call[None]:
     return Call("DELETE", f"/skills/{skill_id}", lambda _: None)
 
 
+def spa_capture(
+    url: str, explore: bool = True, max_actions: int = 20, run_recipe: bool = True
+) -> Call[Job]:
+    """Capture an app in headless Chromium (a job; poll `job`)."""
+    body = _camel(url=url, explore=explore, max_actions=max_actions, run_recipe=run_recipe)
+    return Call(
+        "POST",
+        "/knowledge/spa/capture",
+        lambda d: Job(d["jobId"], "spa-capture", d["status"], 0.0, ""),
+        json=body,
+    )
+
+
+def site_models(domain: str) -> Call[list[dict[str, Any]]]:
+    """What captures learned about the domain's pages ({url, domain, updatedAt, model})."""
+    return Call(
+        "GET", "/knowledge/spa/models", lambda d: list(d["models"]), params={"domain": domain}
+    )
+
+
+def health() -> Call[dict[str, Any]]:
+    return Call("GET", "/healthz", dict)
+
+
+def skill_kpis(days: int = 30) -> Call[dict[str, Any]]:
+    """The skills library's KPIs by day ({days: [...], total}): hit rate, effectiveness."""
+    return Call("GET", "/skills/kpis", dict, params={"days": days})
+
+
+def admin_tenants() -> Call[list[dict[str, Any]]]:
+    """Admin key: tenants with their allowedDomains and active keys."""
+    return Call("GET", "/admin/tenants", lambda d: list(d["tenants"]))
+
+
+def update_tenant(tenant: str, allowed_domains: list[str]) -> Call[dict[str, Any]]:
+    body = {"allowedDomains": allowed_domains}
+    return Call("PUT", f"/admin/tenants/{tenant}", dict, json=body)
+
+
+def admin_keys(tenant: str | None = None) -> Call[list[dict[str, Any]]]:
+    """Admin key: every key (or a tenant's), never the keys themselves."""
+    return Call("GET", "/admin/keys", lambda d: list(d["keys"]), params=_camel(tenant=tenant))
+
+
+def create_key(
+    tenant: str,
+    name: str = "",
+    allowed_domains: list[str] | None = None,
+    rate_limit: int | None = None,
+    admin: bool = False,
+) -> Call[dict[str, Any]]:
+    """Admin key: a new key ({key, record}); the key is in this answer only."""
+    body = _camel(tenant=tenant, name=name, allowed_domains=allowed_domains, rate_limit=rate_limit)
+    return Call("POST", "/admin/keys", dict, json={**body, "admin": admin})
+
+
+def revoke_key(key_id: str) -> Call[None]:
+    return Call("DELETE", f"/admin/keys/{key_id}", lambda _: None)
+
+
 class calls:
     agent_context = staticmethod(agent_context)
     resolve = staticmethod(resolve)
@@ -503,6 +567,16 @@ class calls:
     create_schedule = staticmethod(create_schedule)
     schedules = staticmethod(schedules)
     delete_schedule = staticmethod(delete_schedule)
+    schedule = staticmethod(schedule)
+    spa_capture = staticmethod(spa_capture)
+    site_models = staticmethod(site_models)
+    health = staticmethod(health)
+    skill_kpis = staticmethod(skill_kpis)
+    admin_tenants = staticmethod(admin_tenants)
+    update_tenant = staticmethod(update_tenant)
+    admin_keys = staticmethod(admin_keys)
+    create_key = staticmethod(create_key)
+    revoke_key = staticmethod(revoke_key)
 
 
 # Two transports --------------------------------------------------------------------------------

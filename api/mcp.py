@@ -88,6 +88,13 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
         )
         return [asdict(c) for c in found]
 
+    @server.tool(
+        description="A web page as Markdown (title and text, headings and tables kept), "
+        "fetched now and stored nowhere: for a page lore has not indexed."
+    )
+    async def convert(url: Url) -> dict[str, Any]:
+        return dict(await send(calls.convert(url)))
+
     @server.tool(description="Remember which action worked for a goal where another failed.")
     async def record_skill(
         url: Url,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -21,6 +21,10 @@ from pydantic.alias_generators import to_camel
 from retrieval import ApiKey, Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
 from retrieval.skills import Skill, SkillHit
 from spa_phases import SnapshotResult
+
+# URL fields say so in the OpenAPI document; lore itself checks more (an absolute http(s) URL,
+# a domain the key may use) and answers 422 or 403 naming the field.
+URI: dict[str, Any] = {"format": "uri"}
 
 
 class Model(BaseModel):
@@ -86,7 +90,7 @@ _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
 
 
 class WebhookSpec(Model):
-    url: str = Field(..., min_length=1, max_length=4096)
+    url: str = Field(..., min_length=1, max_length=4096, json_schema_extra=URI)
     headers: Annotated[dict[str, str], AfterValidator(_header_names)] = Field(
         default_factory=dict,
         max_length=50,
@@ -117,9 +121,10 @@ class IndexLinkRequest(Model):
         None,
         min_length=1,
         max_length=4096,
+        json_schema_extra=URI,
         description="An absolute http(s) URL: where the crawl starts (or `urls`).",
     )
-    urls: list[Annotated[str, Field(min_length=1, max_length=4096)]] = Field(
+    urls: list[Annotated[str, Field(min_length=1, max_length=4096, json_schema_extra=URI)]] = Field(
         default_factory=list,
         max_length=1000,
         description="A batch: several start URLs in one job (instead of `url`); with 'single', "
@@ -399,7 +404,13 @@ class ConvertRequest(Model):
         json_schema_extra={"examples": [{"url": "https://docs.example.com/guide/install"}]}
     )
 
-    url: str = Field(..., min_length=1, max_length=4096, description="An absolute http(s) URL.")
+    url: str = Field(
+        ...,
+        min_length=1,
+        max_length=4096,
+        description="An absolute http(s) URL.",
+        json_schema_extra=URI,
+    )
 
 
 class Converted(Model):
@@ -596,7 +607,9 @@ class SnapshotRequest(Model):
         }
     )
 
-    url: str = Field(..., min_length=1, max_length=4096, description="The page's URL.")
+    url: str = Field(
+        ..., min_length=1, max_length=4096, description="The page's URL.", json_schema_extra=URI
+    )
     phase: Literal["initial", "post_interaction"] = Field(
         ..., description="'initial': the DOM at load; 'post_interaction': after triggerAction."
     )
@@ -640,7 +653,9 @@ class CaptureRequest(Model):
         json_schema_extra={"examples": [{"url": "https://app.example.com/", "maxActions": 20}]}
     )
 
-    url: str = Field(..., min_length=1, max_length=4096, description="The app's URL.")
+    url: str = Field(
+        ..., min_length=1, max_length=4096, description="The app's URL.", json_schema_extra=URI
+    )
     explore: StrictBool = Field(
         True, description="Find and perform the interactions that reveal content."
     )
@@ -693,7 +708,13 @@ class SkillRequest(Model):
         }
     )
 
-    url: str = Field(..., min_length=1, max_length=4096, description="A page of the domain.")
+    url: str = Field(
+        ...,
+        min_length=1,
+        max_length=4096,
+        description="A page of the domain.",
+        json_schema_extra=URI,
+    )
     goal: str = Field(..., min_length=1, max_length=1000)
     failed_state: FailedStateView
     successful_action: SuccessfulActionView
@@ -762,7 +783,13 @@ class AgentContextRequest(Model):
         }
     )
 
-    url: str = Field(..., min_length=1, max_length=4096, description="The page the agent is on.")
+    url: str = Field(
+        ...,
+        min_length=1,
+        max_length=4096,
+        description="The page the agent is on.",
+        json_schema_extra=URI,
+    )
     query: str | None = Field(None, max_length=2000, description="What it needs to know.")
     goal: str | None = Field(None, max_length=1000, description="The user's goal: skill hints.")
     k: int = Field(8, ge=1, le=50)

@@ -4,6 +4,7 @@ the real model): the same `calls` through both transports, and errors as `LoreEr
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -132,3 +133,40 @@ def test_the_client_finds_reads_and_deletes_what_lore_holds(server: tuple[str, s
         with pytest.raises(LoreError) as error:
             lore(calls.create_schedule("https://ehr.clinic.test/", interval_minutes=1))
         assert error.value.status == 422 and "intervalMinutes" in error.value.message
+
+
+def _placeholder(annotation: str) -> object:
+    if annotation.startswith("list[tuple"):
+        return [("a.md", b"# A")]
+    for prefix, value in (("str", "x"), ("list", []), ("int", 1), ("bool", False), ("dict", {})):
+        if annotation.startswith(prefix):
+            return value
+    return None
+
+
+def test_the_client_covers_every_operation_of_the_api(tmp_path: Path) -> None:
+    import inspect
+
+    from api import Settings
+
+    made = set()
+    for name in vars(calls):
+        if name.startswith("_"):
+            continue
+        function = getattr(calls, name)
+        params = inspect.signature(function).parameters.values()
+        args = [
+            _placeholder(str(p.annotation))
+            for p in params
+            if p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+        ]
+        call = function(*args)
+        made.add((call.method, re.sub(r"/x(?=/|$)", "/{}", call.path)))
+    document = create_app(Settings(data_dir=tmp_path, embedding={"backend": "hash"})).openapi()
+    operations = {
+        (method.upper(), re.sub(r"\{[^}]+\}", "{}", path))
+        for path, ops in document["paths"].items()
+        for method in ops
+    }
+    operations.discard(("GET", "/metrics"))  # Prometheus's text, for a scraper
+    assert operations - made == set()

@@ -40,6 +40,7 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
                 "agent_context",
                 "resolve",
                 "search",
+                "convert",
                 "record_skill",
                 "skill_outcome",
             }
@@ -66,6 +67,8 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
             assert bad.is_error
             reason = bad.content[0].text
             assert "422 invalid_url" in reason and "not a url" in reason, reason
+            private = await session.call_tool("convert", {"url": "http://127.0.0.1:9/x"})
+            assert private.is_error and "blocked_address" in private.content[0].text, private
             nobody = {"skill_id": "00000000-0000-0000-0000-000000000000", "success": True}
             unknown = await session.call_tool("skill_outcome", nobody)
             assert unknown.is_error and "404 not_found" in unknown.content[0].text, unknown
