@@ -446,7 +446,14 @@ class ScoreExplanation(Model):
     freshness: float = Field(
         ..., description="The factor freshness applied: age decay, post-interaction boost."
     )
-    score: float = Field(..., description="fused x freshness: what the chunk is ranked by.")
+    phrase: float = Field(
+        ...,
+        description="The phrase boost's factor: 1 + boost x the share of the query's word "
+        "trigrams in the chunk (1: none, or the boost is off).",
+    )
+    score: float = Field(
+        ..., description="fused x freshness x phrase: what the chunk is ranked by."
+    )
 
 
 class ChunkView(Model):

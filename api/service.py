@@ -71,7 +71,7 @@ from retrieval import (
     check_metadata,
     utcnow,
 )
-from retrieval.ranking import Freshness, freshness_factor, rerank
+from retrieval.ranking import Freshness, freshness_factor, phrase_overlap, rerank
 from retrieval.skills import (
     EdgeSkillIndex,
     QdrantSkillIndex,
@@ -157,6 +157,7 @@ class Explanation:
     lexical: float
     fused: float
     freshness: float
+    phrase: float
     score: float
 
 
@@ -358,6 +359,7 @@ class Lore:
             half_life_days=search.half_life_days,
             decay_floor=search.decay_floor,
             duplicate_similarity=search.duplicate_similarity,
+            phrase_boost=search.phrase_boost,
         )
         self.tools = extraction_tools(settings)
         # Opened on first use (another engine shard and its threads), shared by the
@@ -674,7 +676,7 @@ class Lore:
         if self.reranker is not None:
             with tracer.start_as_current_span("rerank", attributes={"lore.pool": len(candidates)}):
                 candidates = self.reranker.rerank(text, candidates)
-        return rerank(candidates, self.freshness, k)
+        return rerank(candidates, self.freshness, k, query=text)
 
     def resolve(
         self, url: str, query: str | None, k: int, include_superseded: bool = False
@@ -762,15 +764,19 @@ class Lore:
             query = SearchQuery(text, vector, within, EXPLAIN_POOL, mode)
             scores[mode] = {h.chunk.id: h.score for h in self.store.search(query)}
         now = datetime.now(UTC)
+        quoted = phrase_overlap(text, list(hits), len(hits)) if self.freshness.phrase_boost else []
         explained = {}
-        for hit in hits:
-            factor = freshness_factor(hit.chunk, self.freshness, now)
+        for index, hit in enumerate(hits):
+            fresh = freshness_factor(hit.chunk, self.freshness, now)
+            phrase = 1 + self.freshness.phrase_boost * quoted[index] if quoted else 1.0
+            factor = fresh * phrase
             fused = hit.score / factor if hit.score >= 0 else hit.score * factor
             explained[hit.chunk.id] = Explanation(
                 dense=scores["dense"].get(hit.chunk.id),
                 lexical=scores["sparse"].get(hit.chunk.id, 0.0),
                 fused=fused,
-                freshness=factor,
+                freshness=fresh,
+                phrase=phrase,
                 score=hit.score,
             )
         return explained

@@ -263,6 +263,13 @@ class SearchSettings(BaseModel):
     duplicate_similarity: float | None = Field(
         0.9, gt=0, le=1, description="Word-shingle Jaccard above which results collapse."
     )
+    phrase_boost: float = Field(
+        0.5,
+        ge=0,
+        le=5,
+        description="A query that quotes a chunk's words (a sentence, an error message): its "
+        "score grows by up to this share with the query's word trigrams found in the chunk.",
+    )
     reranker_model_path: Path | None = Field(
         None,
         description="A local sentence-transformers cross-encoder directory (1 output label) "

@@ -115,6 +115,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100, help="known items per site")
     parser.add_argument("--seed", type=int, default=18)
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--variants",
+        nargs="*",
+        default=[""],
+        metavar="ENV",
+        help="settings to compare on the same crawl, each 'LORE_X=1,LORE_Y=2' ('' for the "
+        "defaults): lore serve starts again on the crawled data with each",
+    )
     args = parser.parse_args()
     key = f"lore_known-items-{secrets.token_hex(8)}"
     for name in args.sites:
@@ -123,25 +131,33 @@ def main() -> None:
             print(f"{name}: {root} is not installed (scripts/system-deps); skipped")
             continue
         server, base = serve_directory(root)
+        auth = {"Authorization": f"Bearer {key}"}
         try:
-            with (
-                tempfile.TemporaryDirectory() as tmp,
-                lore_serve(Path(tmp) / "data", {"LORE_AUTH__BOOTSTRAP_KEY": key}) as (api, _),
-            ):
-                client = httpx.Client(
-                    base_url=api, headers={"Authorization": f"Bearer {key}"}, timeout=120
-                )
-                urls = crawl(client, f"{base}/{index}", args.pages)
+            with tempfile.TemporaryDirectory() as tmp:
+                data = Path(tmp) / "data"
+                with (
+                    lore_serve(data, {"LORE_AUTH__BOOTSTRAP_KEY": key}) as (api, _),
+                    httpx.Client(base_url=api, headers=auth, timeout=120) as client,
+                ):
+                    urls = crawl(client, f"{base}/{index}", args.pages)
                 pairs = known_items(root, base, urls, args.items, args.seed)
-                hit1, hit3, mrr, misses = evaluate(client, pairs)
+                for variant in args.variants:
+                    env = dict(kv.split("=", 1) for kv in variant.split(",") if kv)
+                    with (
+                        lore_serve(data, {"LORE_AUTH__BOOTSTRAP_KEY": key, **env}) as (api, _),
+                        httpx.Client(base_url=api, headers=auth, timeout=120) as client,
+                    ):
+                        hit1, hit3, mrr, misses = evaluate(client, pairs)
+                    print(
+                        f"{name}{f' [{variant}]' if variant else ''}: {len(pairs)} known items "
+                        f"from {len(urls)} crawled pages: hit@1 {hit1:.2f}, hit@3 {hit3:.2f}, "
+                        f"MRR {mrr:.3f} (targets: 0.95, 1.00)",
+                        flush=True,
+                    )
+                    if args.show_misses:
+                        print("\n".join(misses), flush=True)
         finally:
             server.shutdown()
-        print(
-            f"{name}: {len(pairs)} known items from {len(urls)} crawled pages: "
-            f"hit@1 {hit1:.2f}, hit@3 {hit3:.2f}, MRR {mrr:.3f} (targets: 0.95, 1.00)"
-        )
-        if args.show_misses:
-            print("\n".join(misses))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,11 @@ class Freshness:
     half_life_days: float | None = 180.0  # None: no decay on age
     decay_floor: float = 0.8  # however old, a chunk keeps this share of its score
     duplicate_similarity: float | None = 0.9  # None: keep near-duplicates
+    # A query that quotes a chunk (a sentence, an error message): its score grows by up to this
+    # share with the query's word trigrams found in the chunk's text; for queries of 5 words
+    # or more, over the engine's best `phrase_window` candidates.
+    phrase_boost: float = 0.0
+    phrase_window: int = 16
 
 
 def age_reference(chunk: Chunk) -> datetime | None:
@@ -74,15 +79,28 @@ def _newer(a: Chunk, b: Chunk) -> bool:
     return ref_a > ref_b
 
 
-def collapse_duplicates(hits: list[Hit], threshold: float, limit: int | None = None) -> list[Hit]:
+Shingles = dict[str, set[tuple[str, ...]]]  # chunk id -> its word trigrams, made once a call
+
+
+def _shingles_of(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
+    found = cache.get(chunk.id)
+    if found is None:
+        found = cache[chunk.id] = _shingles(chunk.text)
+    return found
+
+
+def collapse_duplicates(
+    hits: list[Hit], threshold: float, limit: int | None = None, cache: Shingles | None = None
+) -> list[Hit]:
     """Keep one hit per group of near-identical texts: the fresher, at the better rank. With
     `limit`, only the best `limit` kept hits are returned, the same as the first `limit` of the
     whole collapse: once that many are kept, a later hit can only replace one of them with a
     fresher copy (it is compared with those alone) and is otherwise dropped."""
+    cache = {} if cache is None else cache
     kept: list[Hit] = []
     shingles: list[set[tuple[str, ...]]] = []
     for hit in hits:
-        mine = _shingles(hit.chunk.text)
+        mine = _shingles_of(hit.chunk, cache)
         for index, other in enumerate(kept):
             if _similar(mine, shingles[index], threshold):
                 if _newer(hit.chunk, other.chunk):
@@ -96,17 +114,43 @@ def collapse_duplicates(hits: list[Hit], threshold: float, limit: int | None = N
     return kept
 
 
+def phrase_overlap(
+    query: str, hits: list[Hit], window: int, cache: Shingles | None = None
+) -> list[float]:
+    """For each of the first `window` hits, the share of the query's word trigrams its text
+    contains (0 for the rest, and for queries of fewer than 5 words)."""
+    grams = _shingles(query)
+    if len(grams) < 3:
+        return [0.0] * len(hits)
+    cache = {} if cache is None else cache
+    return [
+        len(grams & _shingles_of(hit.chunk, cache)) / len(grams) if index < window else 0.0
+        for index, hit in enumerate(hits)
+    ]
+
+
 def rerank(
-    hits: list[Hit], policy: Freshness, limit: int, now: datetime | None = None
+    hits: list[Hit],
+    policy: Freshness,
+    limit: int,
+    now: datetime | None = None,
+    query: str | None = None,
 ) -> list[Hit]:
-    """Apply freshness to the engine's scores, collapse near-duplicates, keep the best `limit`."""
+    """Apply freshness (and, with `query`, the phrase boost) to the engine's scores, collapse
+    near-duplicates, keep the best `limit`."""
     moment = now or datetime.now(UTC)
+    cache: Shingles = {}  # the phrase boost's trigrams serve the duplicate collapse too
+    overlap = (
+        phrase_overlap(query, hits, policy.phrase_window, cache)
+        if query and policy.phrase_boost
+        else [0.0] * len(hits)
+    )
     adjusted = []
-    for hit in hits:
-        factor = freshness_factor(hit.chunk, policy, moment)
+    for hit, quoted in zip(hits, overlap, strict=True):
+        factor = freshness_factor(hit.chunk, policy, moment) * (1 + policy.phrase_boost * quoted)
         score = hit.score * factor if hit.score >= 0 else hit.score / factor
         adjusted.append(replace(hit, score=score))
     result = ranked(adjusted)
     if policy.duplicate_similarity is not None:
-        result = collapse_duplicates(result, policy.duplicate_similarity, limit)
+        result = collapse_duplicates(result, policy.duplicate_similarity, limit, cache)
     return result[:limit]

@@ -163,7 +163,8 @@ def test_explain_says_how_each_score_was_made(
     for chunk in chunks:
         why = chunk["explain"]
         assert why["score"] == pytest.approx(chunk["score"])
-        assert why["score"] == pytest.approx(why["fused"] * why["freshness"], rel=1e-6)
+        factors = why["fused"] * why["freshness"] * why["phrase"]
+        assert why["score"] == pytest.approx(factors, rel=1e-6)
         assert -1.0 <= why["dense"] <= 1.0 and why["lexical"] >= 0.0
     top, rest = chunks[0]["explain"], [c["explain"] for c in chunks[1:]]
     assert top["lexical"] > 0 and all(top["lexical"] > r["lexical"] for r in rest)

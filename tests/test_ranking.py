@@ -53,6 +53,24 @@ def test_post_interaction_chunks_get_the_boost() -> None:
     assert rerank([static, revealed], none, 2, NOW)[0].chunk.id == "s"
 
 
+def test_a_query_that_quotes_a_chunk_brings_it_first() -> None:
+    sibling = Hit(
+        chunk("s", "Tuples are immutable sequences, typically used to store data.", 1), 0.80
+    )
+    quoted = Hit(
+        chunk("q", "Using a pair of parentheses to denote the empty tuple: () is allowed.", 1), 0.74
+    )
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, phrase_boost=0.5)
+    sentence = "Using a pair of parentheses to denote the empty tuple"
+    assert [h.chunk.id for h in rerank([sibling, quoted], policy, 2, NOW, sentence)] == ["q", "s"]
+    # short queries (under 5 words), no boost, or beyond the window: the engine's order
+    assert rerank([sibling, quoted], policy, 2, NOW, "empty tuple")[0].chunk.id == "s"
+    off = replace(policy, phrase_boost=0.0)
+    assert rerank([sibling, quoted], off, 2, NOW, sentence)[0].chunk.id == "s"
+    narrow = replace(policy, phrase_window=1)
+    assert rerank([sibling, quoted], narrow, 2, NOW, sentence)[0].chunk.id == "s"
+
+
 def test_last_modified_counts_over_fetch_time() -> None:
     stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
     fresh = chunk("b", "p q r", days_old=30)
@@ -239,7 +257,7 @@ def small_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lore]:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=9).map(" ".join),
     mode=st.sampled_from(["hybrid", "dense", "sparse"]),
 )
 def test_the_best_k_are_a_prefix_of_the_best_k_plus_more(
