@@ -41,12 +41,16 @@ def search_concurrency(settings: Settings) -> int:
 
 
 def create_app(
-    settings: Settings | None = None, lore: Lore | None = None, announce_url: str | None = None
+    settings: Settings | None = None,
+    lore: Lore | None = None,
+    announce_url: str | None = None,
+    schedules: bool = True,
 ) -> FastAPI:
     """Build the app. The store is opened at startup (or `lore` is used as given) and closed at
     shutdown; index-link jobs left queued or running by a previous process resume. With
     `announce_url`, the server records itself in DATA_DIR/server.json while it is up, so the CLI
-    on the same data directory talks to it instead of opening the store."""
+    on the same data directory talks to it instead of opening the store. `schedules`: this
+    server makes the scheduled jobs that are due (not one a CLI command starts for itself)."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -74,7 +78,8 @@ def create_app(
         app.state.searches = anyio.CapacityLimiter(search_concurrency(settings))
         worker.start()
         scheduler = Scheduler(instance, worker.submit, settings.schedule_poll_s)
-        scheduler.start()
+        if schedules:
+            scheduler.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
         if announce_url:
             settings.server_file.write_text(json.dumps({"url": announce_url, "pid": os.getpid()}))

@@ -157,4 +157,4 @@ def embedded_server(settings: Any) -> tuple[str, Any]:
     uvicorn server (set `should_exit` to stop it)."""
     from api.app import create_app, serve_in_thread  # noqa: PLC0415
 
-    return serve_in_thread(create_app(settings))
+    return serve_in_thread(create_app(settings, schedules=False))  # lore serve makes those

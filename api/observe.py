@@ -35,6 +35,7 @@ disable_created_metrics()  # type: ignore[no-untyped-call]  # no `_created` seri
 
 REQUEST_ID: ContextVar[str] = ContextVar("lore_request_id", default="-")
 _GIVEN_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # an X-Request-Id lore keeps as it is
+METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 LATENCY_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 
 
@@ -146,6 +147,7 @@ class Metrics:
         self.registry.register(CatalogCollector(lore))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        method = method if method in METHODS else "OTHER"  # labels a caller cannot multiply
         self.requests.labels(method, route, str(status)).inc()
         self.latency.labels(method, route).observe(seconds)
 
@@ -155,10 +157,21 @@ class CatalogCollector(Collector):
     kind and status, crawled URLs by state and reason, chunks embedded for crawls, the queue,
     store size, and the skill KPIs of all time."""
 
-    def __init__(self, lore: Lore) -> None:
+    def __init__(self, lore: Lore, fresh_s: float = 5.0) -> None:
         self._lore = lore
+        self._fresh_s = fresh_s  # scrapes closer than this get the last answer
+        self._last: tuple[float, list[Metric]] = (-fresh_s, [])
+        self._lock = threading.Lock()
 
     def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            made, metrics = self._last
+            if time.monotonic() - made >= self._fresh_s:
+                metrics = list(self._read())
+                self._last = (time.monotonic(), metrics)
+        yield from metrics
+
+    def _read(self) -> Iterator[Metric]:
         lore = self._lore
         stats = lore.catalog.stats()
         jobs = GaugeMetricFamily("lore_jobs", "Jobs by kind and status.", labels=["kind", "status"])
@@ -235,7 +248,8 @@ def kpis(stats: list[SkillStat]) -> Kpis:
 class SkillTally:
     """Counts skill lookups and outcomes as requests are answered, and adds them to the
     catalog's daily KPIs every `flush_s` (and when the app stops): a request never waits for a
-    write. A crash loses at most the last `flush_s` of counts."""
+    write. Counts the catalog did not take are kept for the next flush; a crash of the process
+    loses at most the last `flush_s` of counts."""
 
     def __init__(self, metrics: Metrics | None = None) -> None:
         self._metrics = metrics
@@ -262,10 +276,23 @@ class SkillTally:
             self._metrics.skill_outcomes.labels("success" if success else "failure").inc()
 
     def flush(self, lore: Lore) -> None:
+        """Add the counts to the catalog; what could not be written is counted again."""
         with self._lock:
             counts, self._counts = self._counts, {}
-        for (tenant, day), (lookups, hits, successes, failures) in counts.items():
-            lore.catalog.add_skill_stats(SkillStat(tenant, day, lookups, hits, successes, failures))
+        pending = list(counts.items())
+        try:
+            while pending:
+                (tenant, day), (lookups, hits, successes, failures) = pending[0]
+                lore.catalog.add_skill_stats(
+                    SkillStat(tenant, day, lookups, hits, successes, failures)
+                )
+                pending.pop(0)
+        finally:
+            with self._lock:
+                for key, values in pending:
+                    mine = self._counts.setdefault(key, [0, 0, 0, 0])
+                    for index, n in enumerate(values):
+                        mine[index] += n
 
     async def run(self, lore: Lore, flush_s: float) -> None:
         """Flush every `flush_s` until cancelled, then once more."""

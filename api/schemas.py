@@ -20,6 +20,7 @@ from pydantic.alias_generators import to_camel
 
 from retrieval import ApiKey, Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
 from retrieval.skills import Skill, SkillHit
+from retrieval.types import METADATA_KEY
 from spa_phases import SnapshotResult
 
 # URL fields say so in the OpenAPI document; lore itself checks more (an absolute http(s) URL,
@@ -81,12 +82,29 @@ def _header_names(headers: dict[str, str]) -> dict[str, str]:
             raise ValueError(f"{name!r} is not a header name")
         if name.strip().lower() in _TRANSPORT_HEADERS:
             raise ValueError(f"{name}: lore sets this header itself")
-        if "\n" in value or "\r" in value:
-            raise ValueError(f"{name}: a header value cannot hold a line break")
+        if not _HEADER_VALUE.match(value):  # the value is never quoted back
+            raise ValueError(
+                f"{name}: a header value is printable ASCII (no line breaks or control "
+                "characters), at most 8192 characters"
+            )
     return headers
 
 
+def _cookies(cookies: dict[str, str]) -> dict[str, str]:
+    for name, value in cookies.items():
+        if not _TOKEN.match(name):
+            raise ValueError(f"{name!r} is not a cookie name")
+        if not _COOKIE_VALUE.match(value):  # the value is never quoted back
+            raise ValueError(
+                f"{name}: a cookie value holds no spaces, quotes, commas, semicolons, "
+                "backslashes or control characters (RFC 6265), at most 8192 characters"
+            )
+    return cookies
+
+
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$")
+_HEADER_VALUE = re.compile(r"^[\x20-\x7e\t]{0,8192}$")
+_COOKIE_VALUE = re.compile(r"^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]{0,8192}$")
 
 
 class WebhookSpec(Model):
@@ -159,7 +177,7 @@ class IndexLinkRequest(Model):
         description="Request headers for pages behind a login (e.g. Authorization), sent to "
         "the crawl's own hosts only; never logged, shown in job views or sent to webhooks.",
     )
-    cookies: dict[str, str] = Field(
+    cookies: Annotated[dict[str, str], AfterValidator(_cookies)] = Field(
         default_factory=dict,
         max_length=50,
         description="Cookies (name: value) sent to the crawl's own hosts, kept like `headers`.",
@@ -279,11 +297,15 @@ class JobView(Model):
 
     @classmethod
     def of(cls, job: Job) -> JobView:
+        request = dict(job.request)
+        hook = request.get("webhook")
+        if isinstance(hook, dict) and isinstance(hook.get("headers"), dict):  # older jobs
+            request["webhook"] = {**hook, "headers": sorted(hook["headers"])}
         return cls(
             id=job.id,
             kind=job.kind,
             status=job.status,
-            request=job.request,
+            request=request,
             counts=job.counts,
             progress=job.progress,
             message=job.message,
@@ -562,6 +584,16 @@ class QueryRequest(Model):
         "accepted values.",
         examples=[{"team": "billing", "product": ["invoices", "payments"]}],
     )
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_filter(cls, values: dict[str, str | list[str]]) -> dict[str, str | list[str]]:
+        for key, accepted in values.items():
+            if not METADATA_KEY.match(key):
+                raise ValueError(f"key {key!r}: use 1-64 letters, digits, '_', '.' or '-'")
+            if isinstance(accepted, list) and not accepted:
+                raise ValueError(f"{key}: give at least one accepted value")
+        return values
 
     @field_validator("url_prefixes")
     @classmethod

@@ -28,6 +28,7 @@ from crawl import (
     FetchOptions,
     browser_missing,
     canonicalize,
+    origin,
 )
 from ingest import (
     ChunkingOptions,
@@ -360,6 +361,7 @@ class Lore:
             decay_floor=search.decay_floor,
             duplicate_similarity=search.duplicate_similarity,
             phrase_boost=search.phrase_boost,
+            phrase_window=search.phrase_window,
         )
         self.tools = extraction_tools(settings)
         # Opened on first use (another engine shard and its threads), shared by the
@@ -587,6 +589,11 @@ class Lore:
         if metadata:
             request["metadata"] = check_metadata(metadata)
         secrets: dict[str, Any] = {}
+        if (headers or cookies) and len({origin(u) for u in urls}) > 1:
+            raise ValueError(
+                "headers, cookies: a login goes to one site; a batch with a login must share "
+                "its URLs' scheme, host and port"
+            )
         if headers or cookies:
             secrets |= {"headers": dict(headers or {}), "cookies": dict(cookies or {})}
             request["login"] = {"headers": sorted(headers or {}), "cookies": sorted(cookies or {})}

@@ -264,11 +264,17 @@ class SearchSettings(BaseModel):
         0.9, gt=0, le=1, description="Word-shingle Jaccard above which results collapse."
     )
     phrase_boost: float = Field(
-        0.5,
+        1.0,
         ge=0,
         le=5,
         description="A query that quotes a chunk's words (a sentence, an error message): its "
         "score grows by up to this share with the query's word trigrams found in the chunk.",
+    )
+    phrase_window: int = Field(
+        64,
+        ge=1,
+        le=1000,
+        description="How many of the engine's best candidates the phrase boost scores.",
     )
     reranker_model_path: Path | None = Field(
         None,

@@ -21,7 +21,7 @@ from retrieval_eval import BASE, build
 
 from api import Lore, Settings
 from retrieval import ChunkFilter, Hit, SearchQuery
-from retrieval.ranking import Freshness, phrase_overlap
+from retrieval.ranking import phrase_overlap
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7)  # of the sparse list; dense gets 1 - w
 DEPTHS = (58, 116, 232)  # each retriever's list (116: lore's prefetch for its pool of 50)
@@ -43,7 +43,12 @@ def normalised(hits: list[Hit]) -> dict[str, float]:
 
 
 def fused(
-    dense: list[Hit], sparse: list[Hit], weight: float, query: str = "", boost: float = 0.0
+    dense: list[Hit],
+    sparse: list[Hit],
+    weight: float,
+    query: str = "",
+    boost: float = 0.0,
+    window: int = LIMIT,
 ) -> list[str]:
     """Abstracts in the order of the weighted DBSF fusion; with `boost`, lore's phrase boost
     applied to the fused list (as `retrieval.ranking.rerank` does)."""
@@ -55,7 +60,7 @@ def fused(
     order = sorted(score, key=lambda c: (-score[c], c))[:LIMIT]
     if boost:
         hits = [Hit(chunks[c], score[c]) for c in order]
-        quoted = phrase_overlap(query, hits, Freshness().phrase_window)
+        quoted = phrase_overlap(query, hits, window)
         boosted = {h.chunk.id: h.score * (1 + boost * q) for h, q in zip(hits, quoted, strict=True)}
         order = sorted(boosted, key=lambda c: (-boosted[c], c))
     return list(dict.fromkeys(chunks[c].url.removeprefix(BASE) for c in order))
@@ -105,13 +110,17 @@ def main() -> None:
             row.append(f"{total / len(lists):.3f}")
         total = sum(ndcg_at_10(rrf(d[:depth], s[:depth]), qrels[q]) for q, (d, s) in lists.items())
         print(f"| {depth} | " + " | ".join(row) + f" | {total / len(lists):.3f} |")
-    print("\n| phrase boost | nDCG@10 |\n|---:|---:|")
+    print("\n| phrase boost | window 16 | window 58 (the pool) |\n|---:|---:|---:|")
     for boost in (0.0, *BOOSTS):
-        total = sum(
-            ndcg_at_10(fused(d[:116], s[:116], 0.5, queries[q], boost), qrels[q])
-            for q, (d, s) in lists.items()
-        )
-        print(f"| {boost} | {total / len(lists):.3f} |")
+        row = [
+            sum(
+                ndcg_at_10(fused(d[:116], s[:116], 0.5, queries[q], boost, window), qrels[q])
+                for q, (d, s) in lists.items()
+            )
+            / len(lists)
+            for window in (16, LIMIT)
+        ]
+        print(f"| {boost} | {row[0]:.3f} | {row[1]:.3f} |")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from crawl.fetch import (
     FetchOptions,
     check_address,
 )
-from crawl.urls import Scope, canonicalize, host_matches
+from crawl.urls import Scope, canonicalize, host_matches, origin
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -50,4 +50,5 @@ __all__ = [
     "canonicalize",
     "check_address",
     "host_matches",
+    "origin",
 ]

@@ -332,8 +332,8 @@ class SiteCrawl:
 
     async def run(self) -> CrawlSummary:
         credentials = self.spec.credentials
-        if credentials:  # to the crawl's own hosts only
-            credentials = replace(credentials, hosts=self.scope.host_allowed)
+        if credentials:  # to the crawl's own origins only
+            credentials = replace(credentials, allowed=self.scope.login_allowed)
         fetcher = Fetcher(self.options.fetch, credentials=credentials)
         if self.spec.render != "http":
             self._renderer = Renderer(fetcher, self.options.browser)

@@ -36,25 +36,32 @@ class FetchOptions:
 
 @dataclass(frozen=True)
 class Credentials:
-    """Request headers and cookies a crawl sends to the hosts it crawls (pages behind a
-    login), and to no other host: a redirect elsewhere goes without them. Their values never
-    appear in a repr, hence in no log."""
+    """Request headers and cookies a crawl sends to the sites it crawls (pages behind a
+    login), and nowhere else: `allowed(url)` says where (the crawl's own origins, see
+    `Scope.login_allowed`). Their values never appear in a repr, hence in no log, and
+    `redact` takes them out of a message."""
 
     headers: dict[str, str] = field(default_factory=dict, repr=False)
     cookies: dict[str, str] = field(default_factory=dict, repr=False)
-    hosts: Callable[[str], bool] = field(default=lambda host: False, repr=False)
+    allowed: Callable[[str], bool] = field(default=lambda url: False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.headers or self.cookies)
 
     def for_url(self, url: str) -> dict[str, str]:
-        """The headers to add to a request for `url`: none for a host outside the crawl."""
-        if not self or not self.hosts((urlsplit(url).hostname or "").lower()):
+        """The headers to add to a request for `url`: none outside the crawl's origins."""
+        if not self or not self.allowed(url):
             return {}
         headers = dict(self.headers)
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         return headers
+
+    def redact(self, text: str) -> str:
+        for secret in (*self.headers.values(), *self.cookies.values()):
+            if secret:
+                text = text.replace(secret, "[redacted]")
+        return text
 
 
 @dataclass(frozen=True)
@@ -223,8 +230,9 @@ class Fetcher:
                     "timeout",
                     f"{current} did not answer within {self.options.timeout_s:g}s",
                 ) from exc
-            except httpx.HTTPError as exc:
-                raise FetchError(current, "network", f"cannot fetch {current}: {exc}") from exc
+            except httpx.HTTPError as exc:  # its text may quote a header: no login value in it
+                why = self.credentials.redact(str(exc))
+                raise FetchError(current, "network", f"cannot fetch {current}: {why}") from None
         raise FetchError(
             url,
             "too_many_redirects",

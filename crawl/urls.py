@@ -104,6 +104,26 @@ class Scope:
         """`scheme://host[:port]/` of the start URL: where robots.txt and sitemap.xml live."""
         return "{0.scheme}://{0.netloc}/".format(urlsplit(self.start_url))
 
+    @cached_property
+    def origins(self) -> frozenset[tuple[str, str, int]]:
+        """The start URLs' (scheme, host, port)."""
+        return frozenset(origin(u) for u in (self.start_url, *self.more_starts))
+
+    def login_allowed(self, url: str) -> bool:
+        """Whether a crawl's login (headers, cookies) may go to `url`: one of the start URLs'
+        origins (scheme, host and port: never over http when the start was https, never to
+        another port), or with `allow_subdomains` a subdomain of one on the same scheme and
+        port."""
+        scheme, host, port = origin(url)
+        if (scheme, host, port) in self.origins:
+            return True
+        if not self.allow_subdomains:
+            return False
+        return any(
+            scheme == s and port == p and host.endswith("." + h.removeprefix("www."))
+            for s, h, p in self.origins
+        )
+
     def host_allowed(self, host: str) -> bool:
         host = host.lower()
         if host in self.hosts:
@@ -126,6 +146,16 @@ class Scope:
         if any(_match(url, path, p) for p in self.exclude):
             return "out_of_scope:exclude"
         return None
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or DEFAULT_PORTS.get(scheme, 0)
 
 
 def host_matches(host: str, patterns: tuple[str, ...]) -> bool:

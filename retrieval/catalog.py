@@ -312,8 +312,8 @@ def _api_key(row: _ApiKeyRow) -> ApiKey:
         row.tenant_id,
         row.name,
         row.rate_limit,
-        row.created_at,
-        row.revoked_at,
+        _aware(row.created_at) or utcnow(),
+        _aware(row.revoked_at),
         bool(row.admin),
     )
 
@@ -886,28 +886,37 @@ class Catalog:
         )
 
     def add_skill_stats(self, stat: SkillStat) -> None:
-        """Add to a tenant's KPIs of a day (several processes may add at once)."""
+        """Add to a tenant's KPIs of a day, in one statement (several processes may add at
+        once); raises when the catalog cannot take it."""
+        row = _SkillStatRow
+        increments = {
+            "lookups": row.lookups + stat.lookups,
+            "hits": row.hits + stat.hits,
+            "successes": row.successes + stat.successes,
+            "failures": row.failures + stat.failures,
+        }
+        where = (row.tenant_id == stat.tenant_id, row.day == stat.day)
         for _ in range(3):
+            with Session(self._engine) as session, session.begin():
+                result = session.execute(update(row).where(*where).values(**increments))
+                if getattr(result, "rowcount", 0):
+                    return
             try:
                 with Session(self._engine) as session, session.begin():
-                    row = session.get(_SkillStatRow, (stat.tenant_id, stat.day))
-                    if row is None:
-                        row = _SkillStatRow(
+                    session.add(
+                        row(
                             tenant_id=stat.tenant_id,
                             day=stat.day,
-                            lookups=0,
-                            hits=0,
-                            successes=0,
-                            failures=0,
+                            lookups=stat.lookups,
+                            hits=stat.hits,
+                            successes=stat.successes,
+                            failures=stat.failures,
                         )
-                        session.add(row)
-                    row.lookups += stat.lookups
-                    row.hits += stat.hits
-                    row.successes += stat.successes
-                    row.failures += stat.failures
+                    )
                 return
             except IntegrityError:  # another process made the day's row first: add to it
                 continue
+        raise StoreUnavailableError(f"skill KPIs of {stat.tenant_id} on {stat.day} not written")
 
     def skill_stats(
         self, tenant_id: str | None = None, since: str | None = None

@@ -23,9 +23,9 @@ class Freshness:
     duplicate_similarity: float | None = 0.9  # None: keep near-duplicates
     # A query that quotes a chunk (a sentence, an error message): its score grows by up to this
     # share with the query's word trigrams found in the chunk's text; for queries of 5 words
-    # or more, over the engine's best `phrase_window` candidates.
+    # or more, over the engine's best `phrase_window` candidates (lore's pool is 58).
     phrase_boost: float = 0.0
-    phrase_window: int = 16
+    phrase_window: int = 64
 
 
 def age_reference(chunk: Chunk) -> datetime | None:

@@ -52,8 +52,14 @@ def test_only_an_admin_key_manages_keys_and_tenants(
     assert client.get("/knowledge/documents", headers=acme).status_code == 401
     own = client.delete(f"/admin/keys/{admin_record.id}", headers=admin)
     assert own.status_code == 409 and "another admin key" in own.json()["message"]
-    assert client.delete("/admin/keys/nope", headers=admin).status_code == 404
-    bad = client.post("/admin/keys", json={"tenant": "a b"}, headers=admin)
+    second = client.post("/admin/keys", json={"tenant": "default", "admin": True}, headers=admin)
+    other = {"Authorization": f"Bearer {second.json()['key']}"}
+    assert client.delete(f"/admin/keys/{admin_record.id}", headers=other).status_code == 204
+    # the last admin key: not by another admin either (there is none), nor by itself
+    last = client.delete(f"/admin/keys/{second.json()['record']['id']}", headers=other)
+    assert last.status_code == 409
+    assert client.delete("/admin/keys/nope", headers=other).status_code == 404
+    bad = client.post("/admin/keys", json={"tenant": "a b"}, headers=other)
     assert bad.status_code == 422 and "tenant" in bad.json()["message"]
 
 

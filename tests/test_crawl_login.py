@@ -130,10 +130,9 @@ def test_bad_login_batch_and_metadata_requests_are_refused(
             "/knowledge/ingest", files={"files": ("a.md", b"# A\n\nText.")}, data=form
         )
         assert response.status_code == 422 and word in response.json()["message"], response.text
-    assert (
-        client.post("/knowledge/query", json={"query": "x", "metadata": {"a": 1}}).status_code
-        == 422
-    )
+    for bad_filter in ({"a": 1}, {"team": []}, {"a=b": "c"}):
+        response = client.post("/knowledge/query", json={"query": "x", "metadata": bad_filter})
+        assert response.status_code == 422, (bad_filter, response.text)
 
 
 def test_a_batch_with_metadata_is_filtered_on_in_queries(
@@ -178,3 +177,54 @@ def test_a_batch_with_metadata_is_filtered_on_in_queries(
     assert set(teams({"team": "bakery"})) == {"bakery"}
     docs = client.get("/knowledge/documents", params={"source": "link"}).json()["documents"]
     assert {d["metadata"].get("team") for d in docs} == {"bakery"}
+
+
+def test_a_login_goes_only_to_the_crawls_own_origins() -> None:
+    from crawl import Scope
+
+    scope = Scope("https://wiki.acme.test/start", allow_subdomains=True)
+    assert scope.login_allowed("https://wiki.acme.test/page")
+    assert scope.login_allowed("https://eu.wiki.acme.test/page")  # a subdomain, same scheme
+    assert not scope.login_allowed("http://wiki.acme.test/page")  # never in clear
+    assert not scope.login_allowed("https://wiki.acme.test:8443/page")  # another port
+    assert not scope.login_allowed("https://acme.test/page")
+    assert not scope.login_allowed("https://wiki.acme.test.evil.test/page")
+    narrow = Scope("http://127.0.0.1:8080/")
+    assert narrow.login_allowed("http://127.0.0.1:8080/x")
+    assert not narrow.login_allowed("http://127.0.0.1:8081/x")
+
+
+def test_bad_login_values_are_refused_without_being_quoted(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    client = make_client()
+    url = site.url("/")
+    for body in (
+        {"url": url, "cookies": {"session": "abc\u0000secret-77"}},
+        {"url": url, "cookies": {"session": "a;b=secret-77"}},
+        {"url": url, "headers": {"Authorization": "Bearer \u0001secret-77"}},
+        {"urls": [url, url.replace("127.0.0.1", "localhost")], "headers": {"X-T": "secret-77"}},
+    ):
+        response = client.post("/knowledge/index-link", json=body)
+        assert response.status_code == 422, (body, response.text)
+        assert "secret-77" not in response.text
+
+
+def test_an_expired_login_removes_nothing(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    client = make_client()
+    login = {"Authorization": TOKEN}
+    site.pages["/"] = article("Members", "The members area lists the club rules.", ("/rules",))
+    site.pages["/"].require = login
+    site.pages["/rules"] = article("Rules", "Guests sign the visitor book.", require=login)
+    site.pages["/login"] = article("Sign in", "Sign in to the members area.")
+    body = {"url": site.url("/"), "strategy": "spider", "headers": login}
+    assert index_link(client, body)["counts"]["ingested"] == 2  # type: ignore[index]
+    # The session expired: every member page now redirects to the sign-in form.
+    for path in ("/", "/rules"):
+        site.pages[path] = Page(b"", status=302, headers={"Location": "/login"})
+    again = index_link(client, body)
+    assert again["counts"]["removed"] == 0, again  # type: ignore[index]
+    urls = {d["url"] for d in client.get("/knowledge/documents").json()["documents"]}
+    assert {site.url("/"), site.url("/rules")} <= urls

@@ -65,7 +65,10 @@ def fuzz_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
         fetch={"allow_private_addresses": False, "timeout_s": 2.0},
     )
     lore = Lore(config)
-    key, _ = Authenticator(lore.catalog, 10**6).create_key(config.tenant, "fuzz", rate_limit=10**6)
+    # an admin key: /admin's operations answer, not only their 403
+    key, _ = Authenticator(lore.catalog, 10**6).create_key(
+        config.tenant, "fuzz", rate_limit=10**6, admin=True
+    )
     url, running = serve_in_thread(create_app(config, lore=lore))
     yield url, key
     running.should_exit = True

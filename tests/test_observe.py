@@ -157,7 +157,7 @@ def test_explain_says_how_each_score_was_made(
         site.pages[path] = article(title, text)
     urls = [site.url(p) for p in TOPICS]
     wait_for_job(client, client.post("/knowledge/index-link", json={"urls": urls}).json()["jobId"])
-    body = {"query": "sourdough bread overnight", "k": 3, "explain": True}
+    body = {"query": "Sourdough bread rises overnight in a cool kitchen", "k": 3, "explain": True}
     chunks = client.post("/knowledge/query", json=body).json()["chunks"]
     assert chunks and "Sourdough" in chunks[0]["text"]
     for chunk in chunks:
@@ -169,5 +169,12 @@ def test_explain_says_how_each_score_was_made(
     top, rest = chunks[0]["explain"], [c["explain"] for c in chunks[1:]]
     assert top["lexical"] > 0 and all(top["lexical"] > r["lexical"] for r in rest)
     assert all(top["dense"] > r["dense"] for r in rest)
+    assert top["phrase"] == pytest.approx(2.0)  # the query quotes it whole: boost 1 x share 1
+    # In one retriever's mode the engine's score is that retriever's: explain finds it again.
+    for mode, retriever in (("sparse", "lexical"), ("dense", "dense")):
+        alone = client.post("/knowledge/query", json={**body, "mode": mode}).json()["chunks"]
+        for chunk in alone:
+            why = chunk["explain"]
+            assert why["fused"] == pytest.approx(why[retriever], rel=1e-4), (mode, why)
     plain = client.post("/knowledge/query", json={**body, "explain": False}).json()["chunks"]
     assert [c["id"] for c in plain] == [c["id"] for c in chunks] and plain[0]["explain"] is None

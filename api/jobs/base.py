@@ -95,9 +95,10 @@ class JobRunner(ABC):
             progress=1.0,
             finished_at=utcnow(),
         )
-        job = await notify(self.lore, job)
-        self.lore.catalog.forget_secrets(job.id)  # a login is kept no longer than its job
-        return job
+        try:
+            return await notify(self.lore, job)
+        finally:
+            self.lore.catalog.forget_secrets(job.id)  # a login is kept no longer than its job
 
     def starting(self) -> str:
         return f"running {self.kind}"

@@ -242,10 +242,13 @@ class LinkJobRunner(JobRunner):
         )
         note = ""
         if spec.strategy != "single" and not spec.map_only:
-            if healthy and summary.exhaustive:
+            if healthy and summary.exhaustive and self._reached_a_start(crawl.spec):
                 removed = self._remove_disappeared(crawl)
             else:
-                note = " (nothing removed: the crawl was limited or mostly failed)"
+                note = (
+                    " (nothing removed: the crawl was limited, mostly failed, or its start "
+                    "page answered with another page, e.g. a sign-in form)"
+                )
         counts = {**crawl.counts(), "removed": removed}
         if counts["ingested"] + counts["unchanged"] + counts["listed"] == 0:
             failures = self.lore.catalog.crawl_urls(self.job.id, states=("failed", "skipped"))
@@ -274,16 +277,32 @@ class LinkJobRunner(JobRunner):
             self._progress(counts)
             await asyncio.sleep(DRAIN_POLL_S)
 
+    def _reached_a_start(self, spec: CrawlSpec) -> bool:
+        """Whether a spider's start URL came back as itself: one that redirected elsewhere (a
+        sign-in form once a session expired) hid the site, and its pages must not count as
+        gone. (A sitemap crawl starts from the sitemap, which answered.)"""
+        if spec.strategy != "spider":
+            return True
+        starts = set(spec.starts())
+        return any(
+            u.url in starts
+            for u in self.lore.catalog.crawl_urls(self.job.id, states=("ingested", "unchanged"))
+        )
+
     def _remove_disappeared(self, crawl: SiteCrawl) -> int:
         """Delete the documents of earlier crawls of this site that this crawl did not find."""
         job = self.job
         start = urlsplit(crawl.scope.start_url)
-        prefix = "" if crawl.scope.allow_subdomains else f"{start.scheme}://{start.netloc}/"
+        one_site = not crawl.scope.allow_subdomains and len(crawl.scope.hosts) == 1
+        prefix = f"{start.scheme}://{start.netloc}/" if one_site else ""
+        # A page that answered with another page (a redirect to a login form once a session
+        # expired, a duplicate) is still there: only a page that is gone is removed.
         present = {
             u.url
             for u in self.lore.catalog.crawl_urls(job.id)
             if u.state in ("ingested", "unchanged")
             or (u.state == "failed" and u.reason not in GONE)
+            or (u.state == "skipped" and u.reason.startswith(("stored_as:", "duplicate:")))
         }
         gone = [
             doc

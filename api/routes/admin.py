@@ -82,9 +82,15 @@ def create_key(body: KeyRequest, request: Request) -> NewKey:
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
 def revoke_key(
-    key_id: str, request: Request, principal: Annotated[Principal | None, Depends(require_admin)]
+    key_id: str,
+    request: Request,
+    lore: LoreDep,
+    principal: Annotated[Principal | None, Depends(require_admin)],
 ) -> None:
     """Revoke a key: servers refuse it within seconds. Not the key making the request."""
     if principal is not None and principal.key.id == key_id:
         raise ApiError(409, "conflict", "revoke this key with another admin key")
+    admins = [k.id for k in lore.catalog.api_keys() if k.admin and k.revoked_at is None]
+    if admins == [key_id]:
+        raise ApiError(409, "conflict", "this is the last admin key: make another one first")
     _auth(request).revoke(key_id)  # NotFoundError: 404

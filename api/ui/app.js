@@ -6,6 +6,7 @@ const KEY = "lore.apiKey";
 const main = document.getElementById("main");
 const statusBox = document.getElementById("status");
 let timer = null; // a view's polling, stopped when the view changes
+let view = 0; // which route() call drew the page: an older view's polling stops itself
 
 // --- helpers ------------------------------------------------------------------------------
 
@@ -246,8 +247,12 @@ async function jobView(id, params) {
   } }, "Cancel");
   let request = null;
   const rerun = h("button", { type: "button", class: "secondary", onclick: async () => {
-    const { url, strategy, maxPages, maxDepth, include, exclude, allowSubdomains, render, metadata } = request;
-    const body = { strategy, maxPages, maxDepth, include, exclude, allowSubdomains, render, metadata };
+    if (request.login) {
+      say("This crawl had a login, which lore does not keep: start it again with its headers and cookies (API or CLI).");
+      return;
+    }
+    const { url, strategy, maxPages, maxDepth, include, exclude, allowSubdomains, render, metadata, map } = request;
+    const body = { strategy, maxPages, maxDepth, include, exclude, allowSubdomains, render, metadata, map };
     if (request.urls) body.urls = request.urls; else body.url = url;
     if (strategy === "single") { delete body.maxPages; delete body.maxDepth; }
     try {
@@ -260,13 +265,16 @@ async function jobView(id, params) {
   const urls = h("div", {}, h("p", { class: "muted", text: "Loading…" }));
   page("Job", summary, progress, counts, h("p", {}, cancel, " ", rerun), h("h2", { text: "URLs" }), field("State", filter), urls);
 
+  const mine = view;
+  let poll = null;
   async function refresh() {
+    if (mine !== view) { clearInterval(poll); return; } // the user went elsewhere
     let job;
     try {
       job = await api("GET", `/knowledge/jobs/${encodeURIComponent(id)}`);
     } catch (error) {
       summary.replaceChildren(failure(error));
-      clearInterval(timer);
+      clearInterval(poll);
       return;
     }
     request = job.request;
@@ -290,10 +298,12 @@ async function jobView(id, params) {
       ], page.urls, `${page.total} URLs`),
       pager(offset, limit, page.total, (next) => { location.hash = `#/jobs/${id}${query({ state: urlState, offset: next })}`; }),
     );
-    if (done) clearInterval(timer);
+    if (done) clearInterval(poll);
   }
   await refresh();
-  timer = setInterval(refresh, 1000);
+  if (mine === view && !["completed", "failed", "cancelled"].includes(summary.dataset.status)) {
+    poll = timer = setInterval(refresh, 1000);
+  }
 }
 
 // --- search -------------------------------------------------------------------------------
@@ -508,6 +518,7 @@ const ROUTES = [
 
 async function route() {
   clearInterval(timer);
+  view += 1;
   const [path, search] = (location.hash || "#/documents").split("?");
   const params = new URLSearchParams(search || "");
   if (!sessionStorage.getItem(KEY) && path !== "#/signin") {
