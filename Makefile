@@ -13,12 +13,11 @@ AXE_VERSION := 4.10.3
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# The CPU build of torch first: an unpinned torch pulls gigabytes of CUDA packages, and so
-	# does PyPI's own Linux wheel of torch; PyTorch's CPU index where it can be reached, else
-	# the configured index (this project's machines keep a CPU wheel there).
-	$(BIN)/pip install --quiet --retries 0 --timeout 15 torch==2.13.0 \
-		--index-url https://download.pytorch.org/whl/cpu \
-		|| $(BIN)/pip install --quiet torch==2.13.0
+	# The CPU build of torch first, never CUDA's (PyPI's own Linux wheel pulls gigabytes of
+	# nvidia-* packages): PyTorch's CPU index where it can be reached, else the configured
+	# indexes when pip's dry-run resolution there has no CUDA package (this project's machines
+	# keep a CPU wheel in /opt/wheels), else it stops and says how to get the CPU wheel.
+	$(BIN)/python scripts/cpu-torch $(BIN)/pip 2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
