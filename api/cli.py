@@ -369,6 +369,8 @@ def _keys() -> Any:
 
     settings = _settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    where = settings.database_url and "the catalog in LORE_DATABASE_URL"
+    console.print(f"lore: {where or settings.data_dir.resolve()} (keys are kept in the catalog)")
     catalog = Catalog(settings.catalog_url)
     return catalog, Authenticator(catalog, settings.auth.rate_limit_per_minute)
 
