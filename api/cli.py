@@ -425,8 +425,10 @@ def keys_list(
         for key in keys:
             state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
             limit = f"{key.rate_limit}/min" if key.rate_limit else "default limit"
-            console.print(
-                f"{key.id}  {key.prefix}…  tenant={key.tenant_id}  {state}  {limit}  {key.name}"
+            out.print(  # people's output on stdout
+                f"{key.id}  {key.prefix}…  tenant={key.tenant_id}  {state}  {limit}  {key.name}",
+                markup=False,
+                highlight=False,
             )
     finally:
         catalog.close()
