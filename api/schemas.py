@@ -129,7 +129,7 @@ class IndexLinkRequest(Model):
                     "url": "https://intranet.example.com/wiki/",
                     "strategy": "spider",
                     "headers": {"Authorization": "Bearer <token>"},
-                    "cookies": {"session": "<cookie value>"},
+                    "cookies": {"session": "<session-cookie>"},
                     "webhook": {"url": "https://hooks.example.com/lore"},
                 },
             ]
