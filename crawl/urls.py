@@ -105,6 +105,11 @@ class Scope:
         return "{0.scheme}://{0.netloc}/".format(urlsplit(self.start_url))
 
     @cached_property
+    def _roots(self) -> frozenset[str]:
+        """The start hosts without `www.`: their subdomains are in with `allow_subdomains`."""
+        return frozenset(host.removeprefix("www.") for host in self.hosts)
+
+    @cached_property
     def origins(self) -> frozenset[tuple[str, str, int]]:
         """The start URLs' (scheme, host, port)."""
         return frozenset(origin(u) for u in (self.start_url, *self.more_starts))
@@ -130,8 +135,7 @@ class Scope:
             return True
         if not self.allow_subdomains:
             return False
-        roots = {start.removeprefix("www.") for start in self.hosts}
-        return any(host == root or host.endswith("." + root) for root in roots)
+        return any(host == root or host.endswith("." + root) for root in self._roots)
 
     def reason_out(self, url: str) -> str | None:
         """None when `url` is in scope, else why not (`out_of_scope:<what>`)."""

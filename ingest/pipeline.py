@@ -263,12 +263,14 @@ class Indexer:
             self.store.ids_where(document_filter(p.document.tenant_id, p.document.id))
             for p in prepared
         ]
-        # Chunks are kept by content; new metadata must reach every chunk's payload.
+        # read once a pass (a document is in a pass at most once): its creation time, and
+        # its metadata, which every kept chunk's payload must carry when it changed
+        stored = [self._stored(p.document) for p in prepared]
         fresh = [
             list(p.chunks)
-            if self._metadata_changed(p)
+            if before is not None and before.metadata != p.document.metadata
             else [c for c in p.chunks if c.id not in ids]
-            for p, ids in zip(prepared, existing, strict=True)
+            for p, ids, before in zip(prepared, existing, stored, strict=True)
         ]
         texts = [c.search_text for chunks in fresh for c in chunks]
         with tracer.start_as_current_span("embed", attributes={"lore.texts": len(texts)}):
@@ -277,29 +279,29 @@ class Indexer:
             )
         with tracer.start_as_current_span("store", attributes={"lore.documents": len(prepared)}):
             return [
-                self._write(p, ids, [replace(c, vector=next(vectors)) for c in chunks])
-                for p, ids, chunks in zip(prepared, existing, fresh, strict=True)
+                self._write(p, ids, [replace(c, vector=next(vectors)) for c in chunks], before)
+                for p, ids, chunks, before in zip(prepared, existing, fresh, stored, strict=True)
             ]
 
-    def _metadata_changed(self, prepared: PreparedDocument) -> bool:
-        doc = prepared.document
+    def _stored(self, doc: Document) -> Document | None:
         try:
-            return self.catalog.get_document(doc.tenant_id, doc.id).metadata != doc.metadata
+            return self.catalog.get_document(doc.tenant_id, doc.id)
         except NotFoundError:
-            return False
+            return None
 
     def _write(
-        self, prepared: PreparedDocument, existing: set[str], fresh: list[Chunk]
+        self,
+        prepared: PreparedDocument,
+        existing: set[str],
+        fresh: list[Chunk],
+        before: Document | None,
     ) -> IndexResult:
         doc = prepared.document
         self.store.upsert(fresh)
         keep = {c.id for c in prepared.chunks}
         stale = sorted(existing - keep)
         self.store.delete(stale)
-        try:
-            created = self.catalog.get_document(doc.tenant_id, doc.id).created_at
-        except NotFoundError:
-            created = doc.created_at
+        created = before.created_at if before is not None else doc.created_at
         stored = self.catalog.put_document(replace(doc, created_at=created))
         if prepared.markdown is not None:
             self.catalog.put_document_text(doc.id, prepared.markdown)

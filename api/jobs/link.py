@@ -283,11 +283,8 @@ class LinkJobRunner(JobRunner):
         gone. (A sitemap crawl starts from the sitemap, which answered.)"""
         if spec.strategy != "spider":
             return True
-        starts = set(spec.starts())
-        return any(
-            u.url in starts
-            for u in self.lore.catalog.crawl_urls(self.job.id, states=("ingested", "unchanged"))
-        )
+        entries = (self.lore.catalog.get_crawl_url(self.job.id, url) for url in spec.starts())
+        return any(e is not None and e.state in ("ingested", "unchanged") for e in entries)
 
     def _remove_disappeared(self, crawl: SiteCrawl) -> int:
         """Delete the documents of earlier crawls of this site that this crawl did not find."""
