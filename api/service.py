@@ -698,7 +698,9 @@ class Lore:
         )
         if query and query.strip():
             hits = self.search(query, flt, k)
-        else:
+        else:  # the page's own chunks: a client-side route (`#/plugins`) is a page too
+            with suppress(ValueError):
+                url = canonicalize(url)
             page = replace(flt, domains=(), urls=(url,))
             hits = [Hit(c, 1.0) for c in self.store.scroll(page, k)]
         org = [h for h in hits if h.chunk.tenant_id == self.tenant]

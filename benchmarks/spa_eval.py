@@ -1,15 +1,24 @@
-"""SPA evaluation: Swagger UI (swagger-ui-dist@5.35.0 from npm) over the six OpenAPI specs in
-../shared/data/spa, served on 127.0.0.1, captured by lore in headless Chromium.
+"""SPA evaluation: lore's capture in headless Chromium on apps from the npm registry, served on
+127.0.0.1.
 
-For each spec, each operation counts as retrievable when a query for it (its summary, method
-and path, restricted to the page) returns the operation's description in its top 8 chunks, and
-a query for each of its parameters (the same words plus "parameter <name>") that name. Reported
-after phase 1 alone (the page at load: Swagger UI renders an operation's details only after a
-click on its summary) and after exploring (target 100 %), with the actions taken and the
-seconds. An operation with no description whose parameters all appear in its path is already
-visible at load, so the descriptions are also counted on their own.
+API references over the OpenAPI specs in ../shared/data/spa: Swagger UI (swagger-ui-dist),
+RapiDoc (a web component with shadow DOM), Stoplight Elements (its web component) and Scalar.
+Each operation counts as retrievable when a query naming it (summary, method and path,
+restricted to the page) returns its description in the top 8 chunks, a query for each of its
+parameters that name, and a query for each of its responses that response's description.
+Reported after phase 1 alone (the page at load) and after exploring (target 100 %).
 
-    .venv/bin/python benchmarks/spa_eval.py [--data ../shared/data/spa] [--specs a.yaml,b.yaml]
+Documentation apps over Markdown nobody here wrote (the READMEs of packages installed from
+npm beside the apps): docute (hash-routed, `#/page`) and a VitePress build (history-routed).
+Every page must be reached, by a capture that explores the home page and by a spider crawl
+that renders, and a distinctive sentence of each page must come back at rank <= 3 under that
+page's URL (target 100 %).
+
+Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
+
+    .venv/bin/python benchmarks/spa_eval.py
+        [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress]
+        [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
 from __future__ import annotations
@@ -33,20 +42,49 @@ from api.jobs import run_job
 from crawl import canonicalize
 from retrieval import ChunkFilter
 
-SWAGGER_UI = "swagger-ui-dist@5.35.0"
+PACKAGES = {
+    "swagger-ui": "swagger-ui-dist@5.35.0",
+    "rapidoc": "rapidoc@9.3.8",
+    "elements": "@stoplight/elements@9.0.25",
+    "scalar": "@scalar/api-reference@1.46.4",
+    "docute": "docute@4.23.3",
+    "vitepress": "vitepress@1.6.4",
+}
+API_APPS = ("swagger-ui", "rapidoc", "elements", "scalar")
+DOC_APPS = ("docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+HIDING = re.compile(r"\b(collapse|hide|close|less|copy|copied|minimi[sz]e|fold)\b", re.I)
+CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
+
+# Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
+WRAPPERS = {
+    "rapidoc": """<!doctype html><html><head><meta charset="utf-8"><title>RapiDoc</title>
+<script type="module" src="/node_modules/rapidoc/dist/rapidoc-min.js"></script></head><body>
+<rapi-doc id="doc" render-style="read" show-header="false" allow-try="false"></rapi-doc>
+<script>document.getElementById('doc').setAttribute('spec-url',
+  '/specs/' + new URLSearchParams(location.search).get('spec'));</script></body></html>""",
+    "elements": """<!doctype html><html><head><meta charset="utf-8"><title>Elements</title>
+<script src="/node_modules/@stoplight/elements/web-components.min.js"></script>
+<link rel="stylesheet" href="/node_modules/@stoplight/elements/styles.min.css"></head><body>
+<div id="api"></div><script>const el = document.createElement('elements-api');
+el.setAttribute('apiDescriptionUrl', '/specs/' + new URLSearchParams(location.search).get('spec'));
+el.setAttribute('router', 'hash'); el.setAttribute('layout', 'sidebar');
+el.setAttribute('hideTryIt', 'true');
+document.getElementById('api').appendChild(el);</script></body></html>""",
+    "scalar": """<!doctype html><html><head><meta charset="utf-8"><title>Scalar</title></head>
+<body><div id="app"></div>
+<script src="/node_modules/@scalar/api-reference/dist/browser/standalone.js"></script>
+<script>Scalar.createApiReference('#app', {url: '/specs/' + new URLSearchParams(location.search)
+  .get('spec'), hideClientButton: true, withDefaultFonts: false});</script></body></html>""",
+}
 
 
-def site_root(data: Path, work: Path) -> Path:
-    """A copy of the wrapper and specs with swagger-ui-dist installed beside them (the shared
-    data directory is read-only)."""
-    root = work / "spa"
-    shutil.copytree(data / "sites", root / "sites")
-    shutil.copytree(data / "specs", root / "specs")
-    cache = Path.home() / ".cache" / "lore-bench" / "swagger-ui"
-    if not (cache / "node_modules" / "swagger-ui-dist" / "swagger-ui-bundle.js").exists():
+def npm(package: str, cache: Path) -> Path:
+    """node_modules with `package` (installed from the npm registry once, then cached)."""
+    name = package.rsplit("@", 1)[0]
+    if not (cache / "node_modules" / name / "package.json").exists():
         cache.mkdir(parents=True, exist_ok=True)
-        print(f"installing {SWAGGER_UI} from npm into {cache}")
+        print(f"installing {package} from npm into {cache}")
         subprocess.run(
             [
                 "npm",
@@ -56,11 +94,27 @@ def site_root(data: Path, work: Path) -> Path:
                 "--no-fund",
                 "--prefix",
                 str(cache),
-                SWAGGER_UI,
+                package,
             ],
             check=True,
         )
-    shutil.copytree(cache / "node_modules", root / "node_modules")
+    return cache / "node_modules"
+
+
+def site_root(data: Path, work: Path, apps: list[str]) -> Path:
+    """The served tree: /sites/<app>/index.html, /specs/, /node_modules/ (the shared data
+    directory is read-only, so the wrapper and specs are copied)."""
+    root = work / "spa"
+    shutil.copytree(data / "sites", root / "sites")
+    shutil.copytree(data / "specs", root / "specs")
+    for app in apps:
+        if app in WRAPPERS:
+            (root / "sites" / app).mkdir(parents=True, exist_ok=True)
+            (root / "sites" / app / "index.html").write_text(WRAPPERS[app])
+    packages = [PACKAGES[a] for a in apps if a in API_APPS or a == "docute"]
+    for package in packages:
+        npm(package, CACHE)
+    shutil.copytree(CACHE / "node_modules", root / "node_modules", symlinks=True)
     return root
 
 
@@ -75,6 +129,11 @@ def operations(spec_path: Path) -> list[dict[str, Any]]:
             if not isinstance(op, dict):
                 continue
             params = [p.get("name") for p in shared + (op.get("parameters") or []) if "name" in p]
+            responses = {
+                str(code): str(r.get("description") or "")
+                for code, r in (op.get("responses") or {}).items()
+                if isinstance(r, dict) and r.get("description")
+            }
             out.append(
                 {
                     "method": method.upper(),
@@ -82,6 +141,7 @@ def operations(spec_path: Path) -> list[dict[str, Any]]:
                     "summary": op.get("summary") or op.get("operationId") or "",
                     "description": op.get("description") or "",
                     "parameters": [str(p) for p in params],
+                    "responses": responses,
                 }
             )
     return out
@@ -101,97 +161,329 @@ def description_found(lore: Lore, page: str, op: dict[str, Any]) -> bool:
     return _norm(op["description"])[:80] in _found(lore, page, about)
 
 
-def retrievable(lore: Lore, page: str, op: dict[str, Any]) -> bool:
-    """The description is in the top 8 for a query naming the operation, and each parameter
-    name in the top 8 for a query naming the operation and that parameter."""
+def retrievable(lore: Lore, page: str, op: dict[str, Any]) -> dict[str, bool]:
+    """Each thing a reader needs, found in the top 8 for a query naming the operation (and the
+    parameter, or the response code)."""
     about = f"{op['summary']} {op['method']} {op['path']}"
-    if op["description"] and not description_found(lore, page, op):
-        return False
-    return all(
-        re.search(rf"\b{re.escape(p.lower())}\b", _found(lore, page, f"{about} parameter {p}"))
-        for p in op["parameters"]
-    )
+    return {
+        "description": not op["description"] or description_found(lore, page, op),
+        "parameters": all(
+            re.search(rf"\b{re.escape(p.lower())}\b", _found(lore, page, f"{about} parameter {p}"))
+            for p in op["parameters"]
+        ),
+        "responses": all(
+            _norm(text)[:80] in _found(lore, page, f"{about} response {code} {text}")
+            for code, text in op["responses"].items()
+        ),
+    }
+
+
+def run(lore: Lore, job_id: str, what: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    done = asyncio.run(run_job(lore, job_id))
+    if done.status != "completed":
+        raise SystemExit(f"{what} {done.status}: {done.error}")
+    return {"seconds": time.perf_counter() - started, "counts": done.counts}
 
 
 def capture(lore: Lore, url: str, explore: bool, max_actions: int) -> dict[str, Any]:
     job = lore.submit_capture(url, explore=explore, max_actions=max_actions, run_recipe=False)
-    started = time.perf_counter()
-    done = asyncio.run(run_job(lore, job.id))
-    if done.status != "completed":
-        raise SystemExit(f"capture of {url} {done.status}: {done.error}")
-    return {
-        "seconds": time.perf_counter() - started,
-        "counts": done.counts,
-        "message": done.message,
+    return run(lore, job.id, f"capture of {url}")
+
+
+def hiding_supersessions(lore: Lore, url: str) -> int:
+    """Chunks superseded by steps that collapse, hide, close or copy."""
+    models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
+    return sum(
+        step.get("superseded", 0)
+        for m in models
+        for step in m.model.get("steps", [])
+        if HIDING.search(step.get("label") or "")
+    )
+
+
+def lore_for(work: Path, name: str) -> Lore:
+    settings = Settings(
+        data_dir=work / f"lore-{name}",
+        fetch={"allow_private_addresses": True},  # type: ignore[arg-type]
+    )
+    return Lore(settings)
+
+
+def api_app(
+    app: str, base: str, root: Path, work: Path, names: list[str], expected: dict[str, Any]
+):
+    rows = []
+    for name in names:
+        ops = operations(root / "specs" / name)
+        assert len(ops) == expected[name]["n_operations"], name
+        url = f"{base}/sites/{app}/index.html?spec={name}"
+        lore = lore_for(work, f"{app}-{name}")
+        try:
+            page = canonicalize(url)
+            first = capture(lore, url, explore=False, max_actions=1)
+            before = [retrievable(lore, page, op) for op in ops]
+            explored = capture(lore, url, explore=True, max_actions=len(ops) * 6 + 20)
+            after = [retrievable(lore, page, op) for op in ops]
+            hidden = hiding_supersessions(lore, url)
+        finally:
+            lore.close()
+        row: dict[str, Any] = {
+            "app": app,
+            "spec": name,
+            "operations": len(ops),
+            "actions": explored["counts"].get("actions", 0),
+            "seconds": round(explored["seconds"], 1),
+            "phase1_seconds": round(first["seconds"], 1),
+            "hiding_supersessions": hidden,
+        }
+        for part in ("description", "parameters", "responses"):
+            row[f"phase1_{part}"] = sum(r[part] for r in before)
+            row[part] = sum(r[part] for r in after)
+        rows.append(row)
+        print(
+            f"{app:11} {name:28} {len(ops):>4} "
+            + " ".join(
+                f"{row[f'phase1_{p}']}->{row[p]:<3}"
+                for p in ("description", "parameters", "responses")
+            )
+            + f" {row['actions']:>8} {row['seconds']:>6} {hidden:>6}"
+        )
+    return rows
+
+
+# documentation apps -------------------------------------------------------------------------
+
+
+def doc_pages(modules: Path, limit: int) -> list[dict[str, str]]:
+    """The READMEs of packages installed from npm (3-40 KB, by name): a slug, a title, the
+    Markdown (raw HTML lines and template braces left out) and one distinctive sentence."""
+    files = sorted(
+        p
+        for p in [*modules.glob("*/README.md"), *modules.glob("@*/*/README.md")]
+        if 3_000 <= p.stat().st_size <= 40_000
+    )
+    pages: list[dict[str, str]] = []
+    used: set[str] = set()
+    for path in files:
+        name = path.parent.relative_to(modules).as_posix()
+        lines = _plain(path.read_text(errors="replace").splitlines())
+        sentence = _sentence(lines, used)
+        if not sentence:
+            continue
+        used.add(sentence)
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        pages.append(
+            {"slug": slug, "title": name, "markdown": "\n".join(lines), "sentence": sentence}
+        )
+        if len(pages) == limit:
+            break
+    return pages
+
+
+def _plain(lines: list[str]) -> list[str]:
+    """Markdown both apps render as text: raw HTML outside code blocks escaped, template
+    braces (Vue's) broken up."""
+    out, fenced = [], False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            out.append(line)
+        elif not fenced:
+            out.append(line.replace("<", "&lt;").replace("{{", "{ {").replace("}}", "} }"))
+        else:
+            out.append(line)
+    return out
+
+
+def _sentence(lines: list[str], used: set[str]) -> str:
+    """The first prose sentence of 12-40 plain words outside code blocks."""
+    fenced = False
+    for line in lines:
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if (
+            fenced
+            or line.startswith(("#", "|", ">", "-", "*", " "))
+            or re.search(r"[`\[\]<>_*|]|http", line)
+        ):
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", line.strip()):
+            words = sentence.split()
+            if 12 <= len(words) <= 40 and sentence.endswith(".") and sentence not in used:
+                return sentence
+    return ""
+
+
+def docute_site(root: Path, pages: list[dict[str, str]]) -> str:
+    site = root / "sites" / "docute"
+    (site / "docs").mkdir(parents=True)
+    sidebar = [{"title": p["title"], "link": f"/{p['slug']}"} for p in pages[1:]]
+    (site / "docs" / "README.md").write_text(pages[0]["markdown"])
+    for page in pages[1:]:
+        (site / "docs" / f"{page['slug']}.md").write_text(page["markdown"])
+    config = {
+        "target": "#docute",
+        "sourcePath": "./docs/",
+        "router": {"mode": "hash"},
+        "sidebar": [{"title": "Packages", "children": sidebar}],
     }
+    (site / "index.html").write_text(
+        '<!doctype html><html><head><meta charset="utf-8"><title>Docs</title>'
+        '<link rel="stylesheet" href="/node_modules/docute/dist/docute.css"></head><body>'
+        '<div id="docute"></div><script src="/node_modules/docute/dist/docute.js"></script>'
+        f"<script>new Docute({json.dumps(config)});</script></body></html>"
+    )
+    return "/sites/docute/index.html"
+
+
+def vitepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    cache = CACHE.parent / "vitepress"
+    modules = npm(PACKAGES["vitepress"], cache)
+    project = work / "vitepress"
+    docs = project / "docs"
+    (docs / ".vitepress").mkdir(parents=True)
+    (project / "node_modules").symlink_to(modules)
+    (docs / "index.md").write_text(pages[0]["markdown"])
+    for page in pages[1:]:
+        (docs / f"{page['slug']}.md").write_text(page["markdown"])
+    config = {
+        "base": "/sites/vitepress/",
+        "ignoreDeadLinks": True,
+        "title": "Docs",
+        "themeConfig": {
+            "sidebar": [
+                {
+                    "text": "Packages",
+                    "items": [{"text": p["title"], "link": f"/{p['slug']}"} for p in pages[1:]],
+                }
+            ]
+        },
+    }
+    (docs / ".vitepress" / "config.mjs").write_text(f"export default {json.dumps(config)}\n")
+    built = subprocess.run(
+        ["node", str(modules / "vitepress" / "bin" / "vitepress.js"), "build", "docs"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode:
+        raise SystemExit(f"vitepress build failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}")
+    shutil.copytree(docs / ".vitepress" / "dist", root / "sites" / "vitepress")
+    return "/sites/vitepress/index.html"
+
+
+def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
+    if app == "docute":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
+        ]
+    return [canonicalize(base + home)] + [
+        canonicalize(f"{base}/sites/vitepress/{p['slug']}.html") for p in pages[1:]
+    ]
+
+
+def score_docs(lore: Lore, urls: list[str], pages: list[dict[str, str]]) -> tuple[int, int]:
+    """(pages reached: their sentence stored under their URL, sentences at rank <= 3 there)."""
+    reached = ranked = 0
+    for url, page in zip(urls, pages, strict=True):
+        own = lore.store.scroll(ChunkFilter(tenant_ids=(lore.tenant,), urls=(url,)), 10_000)
+        text = _norm(" ".join(c.text for c in own))
+        reached += _norm(page["sentence"])[:60] in text
+        hits = lore.query(page["sentence"], 3, include_public=False)
+        ranked += any(h.chunk.url == url for h in hits)
+    return reached, ranked
+
+
+def doc_app(
+    app: str, base: str, home: str, work: Path, pages: list[dict[str, str]]
+) -> list[dict[str, Any]]:
+    urls = page_urls(app, base, home, pages)
+    rows = []
+    for method in ("capture", "spider"):
+        lore = lore_for(work, f"{app}-{method}")
+        try:
+            if method == "capture":
+                job = lore.submit_capture(
+                    base + home, explore=True, max_actions=len(pages) * 3 + 20, run_recipe=False
+                )
+            else:
+                job = lore.submit_link(
+                    base + home, "spider", render="browser", max_pages=len(pages) * 3
+                )
+            done = run(lore, job.id, f"{method} of {app}")
+            reached, ranked = score_docs(lore, urls, pages)
+            hidden = hiding_supersessions(lore, base + home)
+        finally:
+            lore.close()
+        row = {
+            "app": app,
+            "method": method,
+            "pages": len(pages),
+            "reached": reached,
+            "ranked": ranked,
+            "seconds": round(done["seconds"], 1),
+            "actions": done["counts"].get("actions", 0),
+            "hiding_supersessions": hidden,
+        }
+        rows.append(row)
+        print(
+            f"{app:11} {method:8} {reached:>3}/{len(pages)} reached, "
+            f"{ranked:>3}/{len(pages)} at rank <= 3, "
+            f"{row['seconds']:>6} s, {row['actions']} actions, {hidden} hiding supersessions"
+        )
+    return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA / "spa")
+    parser.add_argument("--apps", default=",".join(API_APPS + DOC_APPS))
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
+    parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args()
+    apps = [a for a in args.apps.split(",") if a]
+    unknown = set(apps) - set(PACKAGES)
+    if unknown:
+        raise SystemExit(f"unknown apps {sorted(unknown)}; choose from {sorted(PACKAGES)}")
     expected = json.loads((args.data / "specs" / "expected-operations.json").read_text())
     names = [s for s in args.specs.split(",") if s] or sorted(expected)
-    results = []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = site_root(args.data, Path(tmp))
+        work = Path(tmp)
+        root = site_root(args.data, work, apps)
+        pages = doc_pages(root / "node_modules", args.pages)
+        homes = {}
+        if "docute" in apps:
+            homes["docute"] = docute_site(root, pages)
+        if "vitepress" in apps:
+            homes["vitepress"] = vitepress_site(root, work, pages)
         server, base = serve_directory(root)
-        print(f"Swagger UI served at {base}/sites/swagger-ui/index.html")
         print(
-            f"{'spec':30} {'ops':>4} {'phase 1':>8} {'explored':>9} {'descriptions':>13} "
-            f"{'actions':>8} {'s':>6}"
+            f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
-        for name in names:
-            ops = operations(root / "specs" / name)
-            assert len(ops) == expected[name]["n_operations"], name
-            url = f"{base}/sites/swagger-ui/index.html?spec={name}"
-            settings = Settings(
-                data_dir=Path(tmp) / f"lore-{name}",
-                fetch={"allow_private_addresses": True},  # type: ignore[arg-type]
-            )
-            lore = Lore(settings)
-            try:
-                first = capture(lore, url, explore=False, max_actions=1)
-                page = canonicalize(url)
-                described = [op for op in ops if op["description"]]
-                before = sum(retrievable(lore, page, op) for op in ops)
-                desc_before = sum(description_found(lore, page, op) for op in described)
-                explored = capture(lore, url, explore=True, max_actions=len(ops) * 3 + 20)
-                after = sum(retrievable(lore, page, op) for op in ops)
-                desc_after = sum(description_found(lore, page, op) for op in described)
-            finally:
-                lore.close()
-            row = {
-                "spec": name,
-                "operations": len(ops),
-                "phase1_retrievable": before / len(ops),
-                "explored_retrievable": after / len(ops),
-                "described": len(described),
-                "phase1_descriptions": desc_before,
-                "explored_descriptions": desc_after,
-                "actions": explored["counts"].get("actions", 0),
-                "seconds": round(explored["seconds"], 1),
-                "phase1_seconds": round(first["seconds"], 1),
-                "message": explored["message"],
-            }
-            results.append(row)
-            descriptions = f"{desc_before}->{desc_after}/{len(described)}"
-            print(
-                f"{name:30} {len(ops):>4} {before / len(ops):>8.0%} {after / len(ops):>9.0%} "
-                f"{descriptions:>13} {row['actions']:>8} {row['seconds']:>6}"
-            )
+        for app in apps:
+            if app in API_APPS:
+                results += api_app(app, base, root, work, names, expected)
+            else:
+                results += doc_app(app, base, homes[app], work, pages)
         server.shutdown()
-    total = sum(r["operations"] for r in results)
-    share = sum(r["explored_retrievable"] * r["operations"] for r in results) / total
-    phase1 = sum(r["phase1_retrievable"] * r["operations"] for r in results) / total
-    described = sum(r["described"] for r in results)
-    print(
-        f"all {total} operations: phase 1 {phase1:.0%}, explored {share:.0%} (target 100 %); "
-        f"descriptions retrievable: phase 1 {sum(r['phase1_descriptions'] for r in results)}"
-        f"/{described}, explored {sum(r['explored_descriptions'] for r in results)}/{described}"
-    )
+    for app in apps:
+        rows = [r for r in results if r["app"] == app]
+        if app in API_APPS:
+            total = sum(r["operations"] for r in rows)
+            parts = ", ".join(
+                f"{p} {sum(r[p] for r in rows) / total:.0%} "
+                f"(phase 1 {sum(r[f'phase1_{p}'] for r in rows) / total:.0%})"
+                for p in ("description", "parameters", "responses")
+            )
+            print(
+                f"{app}: {total} operations: {parts}; "
+                f"{sum(r['hiding_supersessions'] for r in rows)} hiding supersessions"
+            )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
 

@@ -22,7 +22,7 @@ from crawl.fetch import (
     FetchOptions,
     check_address,
 )
-from crawl.urls import Scope, canonicalize, host_matches, origin
+from crawl.urls import Scope, canonicalize, host_matches, is_route, origin
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -50,5 +50,6 @@ __all__ = [
     "canonicalize",
     "check_address",
     "host_matches",
+    "is_route",
     "origin",
 ]

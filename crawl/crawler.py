@@ -38,18 +38,19 @@ from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
 from crawl.fetch import Credentials, FetchedPage, Fetcher, FetchOptions
 from crawl.sitemaps import read_sitemaps
-from crawl.urls import Scope, absolute_link, canonicalize
+from crawl.urls import Scope, absolute_link, canonicalize, is_route
 from retrieval import Catalog, CrawlUrl, bytes_hash
 
 log = logging.getLogger(__name__)
 
 
-def _links(soup: Any, base: str) -> tuple[str, ...]:
-    """The page's followable links, absolute and canonical, in page order."""
+def _links(soup: Any, base: str, routes: bool = False) -> tuple[str, ...]:
+    """The page's followable links, absolute and canonical, in page order; client-side routes
+    (`#/plugins`) among them with `routes` (a page rendered in a browser)."""
     found: dict[str, None] = {}
     for anchor in soup.find_all("a", href=True):
         if "nofollow" not in (anchor.get("rel") or []):
-            target = absolute_link(base, str(anchor["href"]))
+            target = absolute_link(base, str(anchor["href"]), routes)
             if target:
                 found.setdefault(target)
     return tuple(found)
@@ -434,7 +435,8 @@ class SiteCrawl:
         return CrawlSummary(counts, exhaustive=not self._limited, cancelled=cancelled)
 
     def _request(self, entry: CrawlUrl) -> Request:
-        return Request.from_url(entry.url, user_data={"depth": entry.depth})
+        # Fragments in canonical URLs are client-side routes: pages of their own.
+        return Request.from_url(entry.url, user_data={"depth": entry.depth}, keep_url_fragment=True)
 
     def _crawler(
         self,
@@ -490,6 +492,8 @@ class SiteCrawl:
             return  # stays pending; marked cancelled at the end
         response = context.http_response
         final = request.loaded_url or url
+        if is_route(url) and not urlsplit(final).fragment:
+            final = f"{final}#{urlsplit(url).fragment}"  # a browser keeps it through redirects
         status = response.status_code
         body = await response.read()
         if status == 304:  # unchanged: follow the links it had when it was stored
@@ -498,7 +502,9 @@ class SiteCrawl:
             return
         soup = context.soup
         headers = dict(response.headers)
-        if self._renderer is not None and self._should_render(headers, soup):
+        rendered = self._renderer is not None and self._should_render(url, headers, soup)
+        if rendered:
+            assert self._renderer is not None
             body = await self._renderer.render(final, body, headers.get("content-type"))
             headers["content-type"] = "text/html; charset=utf-8"  # the DOM, serialised
             soup = BeautifulSoup(body, "lxml")
@@ -512,15 +518,16 @@ class SiteCrawl:
                 stored_as, state="skipped", reason=f"duplicate:{first_url}", status_code=status
             )
             return
-        links = _links(soup, final)
+        links = _links(soup, final, routes=rendered)
         await self._follow(links, depth)
         await self._store(stored_as, final, status, headers, body, depth, links, digest)
 
-    def _should_render(self, headers: dict[str, str], soup: Any) -> bool:
+    def _should_render(self, url: str, headers: dict[str, str], soup: Any) -> bool:
         content_type = (headers.get("content-type") or "text/html").lower()
         if "html" not in content_type:
             return False
-        return self.spec.render == "browser" or needs_render(soup)
+        # A client-side route's HTML is the app's shell: only its scripts show the route.
+        return self.spec.render == "browser" or is_route(url) or needs_render(soup)
 
     def _stored_url(self, url: str, final: str, soup: Any, depth: int) -> str | None:
         """The URL a page is stored under: its `<link rel=canonical>`, else where a redirect
@@ -531,6 +538,8 @@ class SiteCrawl:
             target = canonicalize(final)
         tag = soup.find("link", rel="canonical", href=True)
         declared = absolute_link(final, str(tag["href"])) if tag is not None else None
+        if is_route(url):
+            declared = None  # the shell's canonical URL names the app, not this route
         if declared and self.scope.reason_out(declared) is None:
             target = declared
         if target == url or self.scope.reason_out(target) is not None:

@@ -8,7 +8,16 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import (
+    parse_qsl,
+    quote,
+    unquote,
+    urldefrag,
+    urlencode,
+    urljoin,
+    urlsplit,
+    urlunsplit,
+)
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -35,6 +44,7 @@ TRACKING_PREFIXES = ("utm_",)
 # Characters a path or query may keep literally (RFC 3986 unreserved and sub-delims, plus the
 # separators); everything else is percent-encoded, so `%7E` and `~` end up the same.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_ROUTE = re.compile(r"^(?P<bang>!?)(?P<path>/.*)$", re.DOTALL)
 _SKIP_SCHEMES = re.compile(r"^(mailto|javascript|tel|data|ftp|file|about|blob):", re.IGNORECASE)
 
 
@@ -43,10 +53,27 @@ def _is_tracking(name: str) -> bool:
     return lowered in TRACKING_PARAMS or lowered.startswith(TRACKING_PREFIXES)
 
 
+def route_fragment(fragment: str) -> str:
+    """A fragment that routes a single-page app (`#/plugins`, `#!/users/7`), normalised
+    (`/plugins`, `!/users/7`); "" for an in-page anchor (`#install`) or the root route (`#/`)."""
+    match = _ROUTE.match(fragment)
+    if not match:
+        return ""
+    path = posixpath.normpath(quote(unquote(match["path"]), safe=_PATH_SAFE + "?"))
+    path = "/" + path.lstrip("/")
+    return "" if path == "/" else f"{match['bang']}{path}"
+
+
+def is_route(url: str) -> bool:
+    """Whether `url` names a client-side route by its fragment."""
+    return bool(route_fragment(urlsplit(url).fragment))
+
+
 def canonicalize(url: str) -> str:
     """The form lore stores a page URL in: lower-case scheme and host, no default port, no
-    fragment, no tracking parameters, `.`/`..` segments resolved, one trailing slash removed
-    (except the root). Idempotent. Raises `ValueError` for anything but an absolute http(s) URL."""
+    tracking parameters, `.`/`..` segments resolved, one trailing slash removed (except the
+    root), and no fragment unless it routes a single-page app (`#/plugins`: a page of its own).
+    Idempotent. Raises `ValueError` for anything but an absolute http(s) URL."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS or not parts.hostname:
@@ -64,18 +91,23 @@ def canonicalize(url: str) -> str:
     path = "/" + path.lstrip("/")
     params = parse_qsl(parts.query, keep_blank_values=True)
     query = urlencode([(k, v) for k, v in params if not _is_tracking(k)], quote_via=quote)
-    return urlunsplit((scheme, netloc, path, query, ""))
+    return urlunsplit((scheme, netloc, path, query, route_fragment(parts.fragment)))
 
 
-def absolute_link(base: str, href: str) -> str | None:
-    """`href` resolved against `base` and canonicalised; None for non-http links."""
+def absolute_link(base: str, href: str, routes: bool = False) -> str | None:
+    """`href` resolved against `base` and canonicalised; None for non-http links, and for
+    in-page anchors (`#install`). A client-side route (`#/plugins`) is a link only with
+    `routes` (a page rendered in a browser): fetched over HTTP it is the page it is on."""
     href = href.strip()
-    if not href or href.startswith("#") or _SKIP_SCHEMES.match(href):
+    if not href or _SKIP_SCHEMES.match(href):
+        return None
+    if href.startswith("#") and not (routes and route_fragment(href[1:])):
         return None
     try:
-        return canonicalize(urljoin(base, href))
+        target = canonicalize(urljoin(base, href))
     except ValueError:
         return None
+    return target if routes or not is_route(target) else urldefrag(target)[0]
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ class CaptureReport:
     steps: list[Step] = field(default_factory=list)
     breakers: list[str] = field(default_factory=list)
     stopped_by: str = ""
+    routes: list[str] = field(default_factory=list)  # client-side routes stored as pages
     understanding: PageUnderstanding | None = None
     recipe: RecipeReport | None = None
     seconds: float = 0.0
@@ -56,6 +57,7 @@ class CaptureReport:
             "actions": len(self.steps),
             "items": self.recipe.saved if self.recipe else 0,
             "itemsFailed": len(self.recipe.failed) if self.recipe else 0,
+            "routes": len(self.routes),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -65,6 +67,7 @@ class CaptureReport:
             "counts": self.counts(),
             "steps": [asdict(s) for s in self.steps],
             "breakers": self.breakers,
+            "routes": self.routes,
             "stopped_by": self.stopped_by,
             "understanding": self.understanding.to_json() if self.understanding else None,
             "recipe": asdict(self.recipe) if self.recipe else None,
@@ -113,11 +116,15 @@ class Capture:
         started = time.monotonic()
 
         async def sink(
-            dom: str, trigger: str | None, scope_prefix: str | None = None, supersede: bool = True
+            dom: str,
+            trigger: str | None,
+            scope_prefix: str | None = None,
+            supersede: bool = True,
+            url: str | None = None,
         ) -> int:
             snapshot = Snapshot(
                 tenant_id=self._tenant_id,
-                url=spec.url,
+                url=url or spec.url,
                 phase="initial" if trigger is None else "post_interaction",
                 dom=dom,
                 trigger_action=trigger,
@@ -129,7 +136,7 @@ class Capture:
             try:
                 result = await self._ingest(snapshot)
             except SnapshotError as exc:
-                if trigger is None:
+                if trigger is None and url is None:
                     raise CaptureError(f"{spec.url} shows nothing to index: {exc}") from exc
                 log.info("capture: %s: %s", trigger, exc)
                 return 0
@@ -141,9 +148,13 @@ class Capture:
                 self._progress(report)
             return result.chunks
 
-        async def explorer_sink(dom: str, trigger: str | None, supersede: bool) -> tuple[int, int]:
+        async def explorer_sink(
+            dom: str, trigger: str | None, supersede: bool, route: str | None
+        ) -> tuple[int, int]:
             before = report.superseded
-            stored = await sink(dom, trigger, supersede=supersede)
+            stored = await sink(dom, trigger, supersede=supersede, url=route)
+            if route is not None and stored:
+                report.routes.append(route)
             return stored, report.superseded - before
 
         options = replace(self._options, max_actions=spec.max_actions)

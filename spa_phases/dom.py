@@ -23,11 +23,33 @@ from ingest import html_to_markdown
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 
 DROPPED_TAGS = ("script", "style", "template", "noscript", "svg", "canvas", "iframe", "object")
-CONTAINER_TAGS = frozenset({"section", "article", "details", "dialog", "form", "main", "aside"})
+CONTAINER_TAGS = frozenset(
+    {"section", "article", "details", "dialog", "form", "main", "aside", "nav"}
+)
+# The page's own header and footer are landmarks; an article's header is part of the article.
+LANDMARK_TAGS = frozenset({"header", "footer"})
 CONTROL_TAGS = frozenset(
     {"a", "button", "input", "select", "option", "textarea", "label", "summary", "img"}
 )
-CONTAINER_ROLES = frozenset({"tabpanel", "dialog", "alertdialog", "region", "status", "alert"})
+CONTAINER_ROLES = frozenset(
+    {
+        "tabpanel",
+        "dialog",
+        "alertdialog",
+        "region",
+        "status",
+        "alert",
+        "navigation",
+        "main",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "search",
+    }
+)
+# Blocks that repeat under one parent (API operations, cards, results): regions of their own
+# when they have no id, from this many alike.
+REPEATED = 3
 # Marked by lore's in-browser capture on elements whose computed style hides them.
 HIDDEN_MARK = "data-lore-hidden"
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
@@ -135,7 +157,23 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
         return True
     if element.tag in CONTROL_TAGS or element.get("role") in ("tab", "button", "link", "option"):
         return False  # a control's label belongs to the text around it
-    return stable_id(element) is not None or bool(element.get("data-testid"))
+    if stable_id(element) is not None or bool(element.get("data-testid")):
+        return True
+    if element.tag in LANDMARK_TAGS:
+        return (
+            next(element.iterancestors("article", "section", "main", "aside", "nav"), None) is None
+        )
+    return element.tag == "div" and _repeated(element)
+
+
+def _repeated(element: lxml.html.HtmlElement) -> bool:
+    """A classed block with at least `REPEATED - 1` siblings of the same tag and class."""
+    classes = element.get("class")
+    parent = element.getparent()
+    if not classes or parent is None:
+        return False
+    alike = sum(1 for c in parent if c.tag == element.tag and c.get("class") == classes)
+    return alike >= REPEATED
 
 
 def _markdown(element: lxml.html.HtmlElement) -> str:
@@ -194,4 +232,50 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                 )
             )
     found.reverse()
-    return found
+    return [part for region in found for part in _sections(region)]
+
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$")
+
+
+def _sections(region: Region) -> list[Region]:
+    """A region with no id of its own (scope `body`, `body > main`, …) cut at its headings, so
+    that a change under one heading supersedes only that section, not the page. Each section's
+    scope is the region's and its heading; the headings above it become its context."""
+    if region.scope.startswith(("#", "[")):
+        return [region]
+    parts: list[tuple[tuple[str, ...], str, list[str]]] = [((), "", [])]
+    outline: list[tuple[int, str]] = []
+    fenced = False
+    for line in region.markdown.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        heading = None if fenced else _HEADING.match(line)
+        if heading:
+            level, title = len(heading[1]), heading[2]
+            outline = [(lv, t) for lv, t in outline if lv < level]
+            parts.append((tuple(t for _, t in outline), title, [line]))
+            outline.append((level, title))
+        else:
+            parts[-1][2].append(line)
+    out: list[Region] = []
+    taken: dict[str, int] = {}
+    for above, title, lines in parts:
+        text = "\n".join(lines).strip()
+        if not text:
+            continue
+        scope = region.scope
+        if title:
+            n = taken[title] = taken.get(title, 0) + 1
+            scope = f"{region.scope} >> {title}" + (f" ({n})" if n > 1 else "")
+        out.append(
+            Region(
+                scope=scope,
+                heading_path=region.heading_path + above,
+                markdown=text,
+                hidden=region.hidden,
+                injection=region.injection,
+            )
+        )
+    return out

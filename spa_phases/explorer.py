@@ -23,12 +23,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urldefrag
 
+from crawl import canonicalize
 from spa_phases.page_scripts import (
     CHANGED_REGION,
     MARK_HIDDEN,
     QUIET_FOR_MS,
     RESET_CHANGES,
     SCAN,
+    SERIALIZE,
     SIGNATURES,
 )
 
@@ -37,19 +39,29 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Effect = Literal["revealed", "replaced", "opened_dialog", "navigated", "no_change", "failed"]
-# Deterministic priority: what most often hides knowledge first; plain buttons last.
+Effect = Literal[
+    "revealed", "replaced", "opened_dialog", "routed", "navigated", "no_change", "failed"
+]
+# Deterministic priority: what most often hides knowledge first; plain buttons last. In-page
+# anchors (`#install`) and links that leave the page are not clicked (the crawler follows
+# links); links to client-side routes (`#/plugins`) and navigation links are, once each.
 PRIORITY = {
     "cookie_dismiss": 0,
     "tab": 1,
     "details": 2,
     "expander": 3,
     "dropdown": 4,
-    "list_item": 5,
-    "load_more": 6,
-    "pagination": 7,
-    "button": 8,
+    "route": 5,
+    "nav_link": 6,
+    "list_item": 7,
+    "load_more": 8,
+    "pagination": 9,
+    "button": 10,
 }
+# What hides, closes or copies shows nothing new: what it replaces stays true.
+HIDING = re.compile(
+    r"\b(collapse|hide|close|less|fewer|copy|copied|minimi[sz]e|fold|dismiss|clear)\b", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -66,11 +78,17 @@ class Candidate:
     list: str = ""  # list_item: the list's selector
     item: str = ""  # list_item: the item's selector
     siblings: int = 0
+    nav: bool = False  # inside navigation (a sidebar, a table of contents, a menu)
+    chrome: bool = False  # hides or skips the page's own navigation or chrome
+    container: str = ""  # the operation, card or section it belongs to
+    url: str = ""  # a link's absolute target
 
     @property
-    def key(self) -> tuple[str, str, str]:
-        """What makes two actions 'the same' even when the element was re-rendered."""
-        return (self.tag, self.pattern, re.sub(r"\d+", "#", self.label.lower()))
+    def key(self) -> tuple[str, str, str, str]:
+        """What makes two actions 'the same' even when the element was re-rendered: its kind
+        and label within its container ("200" in one operation is not "200" in another)."""
+        label = re.sub(r"\d+", "#", self.label.lower())
+        return (self.tag, self.pattern, label, self.container)
 
     @property
     def action(self) -> str:
@@ -135,6 +153,7 @@ class PageUnderstanding:
     behaviours: list[Behaviour] = field(default_factory=list)
     bindings: dict[str, str] = field(default_factory=dict)  # list-detail pages
     recipe: list[dict[str, Any]] = field(default_factory=list)
+    routes: list[str] = field(default_factory=list)  # client-side routes stored as pages
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -179,9 +198,9 @@ VIEW_SWITCHES = frozenset(
     {"tab", "list_item", "pagination", "details", "expander", "dropdown", "load_more"}
 )
 
-SnapshotSink = Callable[[str, str | None, bool], Awaitable[tuple[int, int]]]
-"""(dom, trigger action or None for the initial phase, supersede) -> (chunks stored,
-superseded)."""
+SnapshotSink = Callable[[str, str | None, bool, str | None], Awaitable[tuple[int, int]]]
+"""(dom, trigger action or None for the initial phase, supersede, the client-side route's URL
+or None for the page's own) -> (chunks stored, superseded)."""
 
 
 class _Network:
@@ -223,8 +242,11 @@ class Explorer:
         self.breakers: list[str] = []
         self.stopped_by = ""
         self._tried: set[str] = set()
-        self._keys: Counter[tuple[str, str, str]] = Counter()
-        self._blocked: set[tuple[str, str, str]] = set()
+        self._keys: Counter[tuple[str, str, str, str]] = Counter()
+        self._blocked: set[tuple[str, str, str, str]] = set()
+        self.routes: list[str] = []  # client-side routes reached and stored
+        self._routes_seen: set[str] = set()
+        self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
         self._first_scan: Scan | None = None
@@ -267,20 +289,29 @@ class Explorer:
         state: dict[str, Any] = await self.page.evaluate(SIGNATURES)
         return state
 
-    async def snapshot(self, trigger: str | None, supersede: bool = True) -> tuple[int, int]:
+    async def snapshot(
+        self, trigger: str | None, supersede: bool = True, route: str | None = None
+    ) -> tuple[int, int]:
         await self.page.evaluate(MARK_HIDDEN)
-        return await self.sink(await self.page.content(), trigger, supersede)
+        dom = await self.page.evaluate(SERIALIZE) or await self.page.content()
+        return await self.sink(dom, trigger, supersede, route)
 
     # acting --------------------------------------------------------------------------------------
 
     def _eligible(self, scan: Scan) -> list[Candidate]:
         out = []
         for c in scan.candidates:
-            if not c.visible or c.disabled or c.destructive or c.pattern not in PRIORITY:
+            if not c.visible or c.disabled or c.destructive or c.chrome:
                 continue
-            if c.selector in self._tried or c.key in self._blocked:
+            if c.pattern not in PRIORITY or c.selector in self._tried or c.key in self._blocked:
                 continue
-            if c.pattern == "list_item" and self._opened[c.list] >= self.options.items_per_list:
+            if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
+                continue
+            if c.pattern == "nav_link" and self._nav_links_load:
+                continue
+            # A navigation list swaps the main view: every item is a view of its own.
+            many = self.options.items_per_list
+            if c.pattern == "list_item" and not c.nav and self._opened[c.list] >= many:
                 continue
             out.append(c)
         return out
@@ -291,6 +322,8 @@ class Explorer:
         deadline = time.monotonic() + o.max_seconds
         no_change = 0
         scrolls = 0
+        scrolled_up = False
+        self._routes_seen.add(_route(url))
         state = await self._state()
         self._states[_state_hash(state)] += 1
         while True:
@@ -307,6 +340,10 @@ class Explorer:
                     scrolls += 1
                     state = await self._state()
                     continue
+                if not scrolled_up and await self._scroll_up():
+                    scrolled_up = True  # what renders only near the top is scanned again
+                    state = await self._state()
+                    continue
                 self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
                 break
             step, state = await self._act(choice, state, url)
@@ -318,6 +355,8 @@ class Explorer:
                     break
                 continue
             no_change = 0
+            if step.effect == "routed":
+                continue  # another page was stored and the explorer went back: not a cycle
             # Back in a state the page was in before, after changing: a cycle.
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
             if seen >= o.state_repeats:
@@ -339,6 +378,15 @@ class Explorer:
         await self.settle()
         after = await self._state()
         return bool(after["height"] > before["height"])
+
+    async def _scroll_up(self) -> bool:
+        """Scroll back to the top (a click may have scrolled the page to its end); True when the
+        page was not there."""
+        if not await self.page.evaluate("() => window.scrollY > 0"):
+            return False
+        await self.page.evaluate("() => window.scrollTo(0, 0)")
+        await self.settle()
+        return True
 
     async def _act(
         self, choice: Candidate, before: dict[str, Any], url: str
@@ -379,6 +427,15 @@ class Explorer:
         region: str | None = None
         stored = superseded = 0
         if effect == "navigated":
+            self._nav_links_load |= choice.pattern == "nav_link"
+            await self._back(url)
+            after = await self._state()
+        elif effect == "routed":
+            route = _route(after["url"])
+            if route not in self._routes_seen:
+                self._routes_seen.add(route)
+                self.routes.append(route)
+                stored, superseded = await self.snapshot(None, route=route)
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
@@ -386,9 +443,8 @@ class Explorer:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:
                 region = None
-            stored, superseded = await self.snapshot(
-                choice.action, supersede=choice.pattern not in VIEW_SWITCHES
-            )
+            supersede = choice.pattern not in VIEW_SWITCHES and not HIDING.search(choice.label)
+            stored, superseded = await self.snapshot(choice.action, supersede=supersede)
             if effect == "opened_dialog":  # its content is stored; close it to go on
                 await self._close_dialog()
                 after = await self._state()
@@ -425,7 +481,7 @@ class Explorer:
     async def _back(self, url: str) -> None:
         with contextlib.suppress(Exception):  # no history: loaded again below
             await self.page.go_back(wait_until="load", timeout=10_000)
-        if urldefrag(self.page.url)[0] != urldefrag(url)[0]:
+        if _route(self.page.url) != _route(url):
             await self.page.goto(url, wait_until="load", timeout=20_000)
         await self.settle()
 
@@ -464,12 +520,13 @@ class Explorer:
             keys.insert(1, KeyElement("details_panel", bindings["DETAILS_PANEL"]))
         return PageUnderstanding(
             url=url,
-            page_type=_page_type(summary, bindings),
+            page_type="routed_app" if self.routes else _page_type(summary, bindings),
             summary=summary,
             key_elements=keys,
             behaviours=list(behaviours.values()),
             bindings=bindings,
             recipe=recipe(bindings) if bindings else [],
+            routes=list(self.routes),
         )
 
     def _bindings(self, candidates: list[Candidate]) -> dict[str, str]:
@@ -547,9 +604,19 @@ def _similarity(before: list[str], after: list[str]) -> float:
     return sum((a & b).values()) / union if union else 1.0
 
 
+def _route(url: str) -> str:
+    """The page a URL stands for: canonical, with a client-side route's fragment kept."""
+    try:
+        return canonicalize(url)
+    except ValueError:
+        return urldefrag(url)[0]
+
+
 def _effect(before: dict[str, Any], after: dict[str, Any]) -> Effect:
-    if urldefrag(after["url"])[0] != urldefrag(before["url"])[0]:
-        return "navigated"
+    if _route(after["url"]) != _route(before["url"]):
+        # The same document at another address: the app routed on the client side.
+        same = bool(before.get("doc")) and after.get("doc") == before.get("doc")
+        return "routed" if same else "navigated"
     if after["dialogs"] > before["dialogs"]:
         return "opened_dialog"
     a, b = Counter(before["signatures"]), Counter(after["signatures"])

@@ -13,6 +13,7 @@ taken after switching views (`supersede=False`: a tab showing another panel in t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from collections.abc import Callable
@@ -239,13 +240,22 @@ class PhaseIngestor:
         )
 
     def _supersede(self, others: list[Chunk], chunks: list[Chunk], keep: list[Chunk]) -> int:
-        """Mark older chunks of a scope this snapshot shows with different content."""
+        """Mark older chunks of a scope this snapshot shows with different content. A scope
+        whose new content is only part of what it held (a model collapsed to its name, a list
+        with a row hidden) supersedes nothing: less shown is not a different answer."""
         shown: dict[str, set[str]] = defaultdict(set)
+        words: dict[str, set[str]] = defaultdict(set)
         for chunk in chunks:
             shown[chunk.scope or ""].add(chunk.content_hash)
+            words[chunk.scope or ""].update(_words(chunk.text))
+        held: dict[str, set[str]] = defaultdict(set)
+        for old in others:
+            held[old.scope or ""].update(_words(old.text))
         newest: dict[str, str] = {}
         for chunk in keep:
-            newest.setdefault(chunk.scope or "", chunk.id)
+            scope = chunk.scope or ""
+            if not words[scope] <= held[scope]:
+                newest.setdefault(scope, chunk.id)
         stale: dict[str, list[str]] = defaultdict(list)
         for old in others:
             scope = old.scope or ""
@@ -257,6 +267,10 @@ class PhaseIngestor:
                 ids, {"superseded_by": by, "superseded_at": at, "state": "superseded"}
             )
         return sum(len(ids) for ids in stale.values())
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.lower()))
 
 
 def _title(found: list[Region]) -> str | None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from crawl import CrawlOptions, CrawlSpec, FetchOptions, Page, PageResult, SiteCrawl, canonicalize
 from crawl.sitemaps import parse_sitemap, robots_sitemaps
-from crawl.urls import Scope
+from crawl.urls import Scope, absolute_link, is_route
 from retrieval import Catalog, CrawlUrl
 from tests.conftest import Page as SitePage
 from tests.conftest import Site
@@ -305,6 +305,12 @@ def test_sitemap_parsing_refuses_what_is_not_a_sitemap() -> None:
         ("https://example.com:443", "https://example.com/"),
         ("https://example.com/a%7Eb/?gclid=1", "https://example.com/a~b"),
         ("http://example.com:8080//x//y/", "http://example.com:8080/x/y"),
+        # A fragment that routes a single-page app names a page of its own; the root route and
+        # an in-page anchor do not.
+        ("http://Docs.test/#/plugins/", "http://docs.test/#/plugins"),
+        ("http://docs.test/app/#!/users/./7", "http://docs.test/app#!/users/7"),
+        ("http://docs.test/#/", "http://docs.test/"),
+        ("http://docs.test/guide#install", "http://docs.test/guide"),
     ],
 )
 def test_canonical_urls(url: str, expected: str) -> None:
@@ -329,7 +335,18 @@ def test_canonicalisation_is_idempotent(
     url += "#" + quote(fragment)
     once = canonicalize(url)
     assert canonicalize(once) == once
-    assert "#" not in once
+    assert "#" not in once or is_route(once)
+
+
+def test_route_links_are_followed_only_from_rendered_pages() -> None:
+    """`#/plugins` in a page rendered in a browser is another page; in HTML fetched over HTTP
+    it is the same document, and an in-page anchor is never a link."""
+    assert absolute_link("http://d.test/docs/", "#/plugins", routes=True) == (
+        "http://d.test/docs#/plugins"
+    )
+    assert absolute_link("http://d.test/docs/", "#/plugins") is None
+    assert absolute_link("http://d.test/", "/x#/y") == "http://d.test/x"
+    assert absolute_link("http://d.test/", "#install", routes=True) is None
 
 
 def test_scope_rules() -> None:

@@ -1,0 +1,229 @@
+"""Single-page apps as people build them, in real headless Chromium on 127.0.0.1: a hash-routed
+documentation app (a sidebar of routes, a button that hides the navigation, heading anchors,
+"Copy" buttons, no ids) and an API reference whose operations repeat the same controls ("200",
+"400"), scrolled to its end at load, with a "Collapse all" button. Client-side routes become
+pages of their own, every operation's panels are opened, and collapsing or copying supersedes
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+
+from crawl import BrowserOptions, browser_missing
+from tests.conftest import Page, Site, wait_for_job
+from tests.test_spa_capture import capture, resolve
+
+pytestmark = pytest.mark.skipif(
+    browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
+)
+
+DOC_PAGES = {
+    "/": ("Widgetry", "Widgetry assembles dashboard widgets from YAML recipes."),
+    "/install": ("Install", "The installer unpacks Widgetry into /opt/widgetry by default."),
+    "/recipes": ("Recipes", "A recipe lists the panels of a widget and their refresh period."),
+    "/plugins": ("Plugins", "Plugins are loaded from the widgetry.d directory at startup."),
+    "/themes": ("Themes", "Dark themes lower the contrast of gauges to seventy percent."),
+    "/cli": ("Command line", "The wgt command prints every widget with its recipe path."),
+    "/faq": ("FAQ", "Widgets stop refreshing when the browser tab sleeps for an hour."),
+    "/changelog": ("Changelog", "Version 3 dropped support for XML recipes in favour of YAML."),
+}
+
+DOCS = Page(
+    (
+        """<html><head><title>Widgetry docs</title></head><body>
+<header><button class="nav-toggle" aria-label="Hide primary navigation">&#9776;</button>
+<span>Widgetry</span></header>
+<aside class="sidebar"><ul>"""
+        + "".join(
+            f'<li><a href="#{path}">{title}</a></li>' for path, (title, _) in DOC_PAGES.items()
+        )
+        + """</ul></aside>
+<main class="content"></main>
+<script>
+const pages = """
+        + str({path: list(page) for path, page in DOC_PAGES.items()}).replace("'", '"')
+        + """;
+function render() {
+  const path = location.hash.replace(/^#/, '') || '/';
+  const [title, text] = pages[path] || ['Not found', 'There is no such page.'];
+  const slug = 'usage-' + path.replace(/\\W/g, '');
+  const main = document.querySelector('main');
+  main.innerHTML = `<h1>${title}</h1><p>${text}</p>`
+    + `<h2 id="${slug}">Usage <a href="#${slug}">#</a></h2>`
+    + `<pre><code>wgt show ${path}</code></pre><button class="copy">Copy</button>`;
+  const copy = main.querySelector('.copy');
+  copy.addEventListener('click', () => { copy.textContent = 'Copied'; });
+}
+window.addEventListener('hashchange', render);
+render();
+document.querySelector('.nav-toggle').addEventListener('click', () => {
+  document.querySelector('.sidebar').style.display = 'none';
+  fetch('/api/nav-hidden');
+});
+</script></body></html>"""
+    ).encode()
+)
+
+
+def route_url(site: Site, path: str) -> str:
+    return site.url("/docs") + ("" if path == "/" else f"#{path}")
+
+
+def test_a_hash_routed_app_stores_each_route_as_a_page(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/docs"] = DOCS
+    client = make_client()
+    job = capture(client, site.url("/docs"), maxActions=30)
+    assert job["status"] == "completed", job
+    routes = [route_url(site, p) for p in DOC_PAGES if p != "/"]
+    assert job["counts"]["routes"] == len(routes), job["counts"]
+    for path, (_, sentence) in DOC_PAGES.items():
+        url = route_url(site, path)
+        # The route's own chunks, by its URL: stored as a page of its own.
+        own = " ".join(c["text"] for c in resolve(client, url, ""))
+        assert sentence in own, (path, own)
+        for other_path, (_, other) in DOC_PAGES.items():
+            if other_path != path:
+                assert other not in own, (path, other_path)
+        top = resolve(client, url, sentence, k=3)
+        assert any(sentence in c["text"] and c["url"] == url for c in top), (path, top)
+    assert "/api/nav-hidden" not in site.requests  # it hides the navigation: not clicked
+    assert job["counts"]["superseded"] == 0  # "Copy" -> "Copied" supersedes nothing
+    served = " ".join(c["text"] for c in resolve(client, site.url("/docs"), "usage", k=20))
+    assert "There is no such page" not in served  # heading anchors were not followed
+    models = client.get("/knowledge/spa/models", params={"domain": "127.0.0.1"}).json()["models"]
+    understanding = models[0]["model"]["understanding"]
+    assert understanding["pageType"] == "routed_app"
+    assert sorted(understanding["routes"]) == sorted(routes)
+
+
+def test_a_route_is_captured_and_crawled_under_its_own_url(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/docs"] = DOCS
+    client = make_client()
+    plugins = route_url(site, "/plugins")
+    job = capture(client, plugins, explore=False)
+    assert job["status"] == "completed", job
+    own = " ".join(c["text"] for c in resolve(client, plugins, ""))
+    assert DOC_PAGES["/plugins"][1] in own and DOC_PAGES["/"][1] not in own
+    # A spider that renders follows the routes; one that does not sees one document.
+    response = client.post(
+        "/knowledge/index-link",
+        json={"url": site.url("/docs"), "strategy": "spider", "render": "browser", "maxPages": 20},
+    )
+    assert response.status_code == 202, response.text
+    crawl = wait_for_job(client, response.json()["jobId"], timeout_s=180)
+    assert crawl["status"] == "completed", crawl
+    listed = client.get("/knowledge/documents", params={"limit": 100}).json()["documents"]
+    urls = {d["url"] for d in listed}
+    assert {route_url(site, p) for p in DOC_PAGES} <= urls, urls
+    for path, (_, sentence) in DOC_PAGES.items():
+        top = resolve(client, route_url(site, path), sentence, k=3)
+        assert any(c["url"] == route_url(site, path) for c in top), (path, top)
+
+
+OPERATIONS = [
+    ("GET /widgets", "Lists widgets", "A page of widget summaries", "The filter was not valid"),
+    ("POST /widgets", "Creates a widget", "The widget as stored", "The recipe did not parse"),
+    ("GET /widgets/{id}", "Reads one widget", "One widget with its panels", "The id is malformed"),
+    ("PUT /widgets/{id}", "Replaces a widget", "The replaced widget", "The panels overlap"),
+    ("GET /themes", "Lists themes", "Every theme with its palette", "The palette is unknown"),
+    ("DELETE /themes/{id}", "Removes a theme", "Nothing: the theme is gone", "Theme in use"),
+]
+
+
+def _operation(n: int, op: tuple[str, str, str, str]) -> str:
+    title, description = op[0], op[1]
+    return (
+        f'<div class="operation"><h3>{title}</h3><p class="desc">{description} '
+        f'(operation {n}).</p><div role="tablist"><button role="tab" data-code="200">200</button>'
+        f'<button role="tab" data-code="400">400</button></div><div class="schema"></div>'
+        f'<div style="height: 700px"></div></div>'
+    )
+
+
+API = Page(
+    (
+        "<html><head><title>Widget API</title></head><body><h1>Widget API</h1>"
+        '<button class="collapse">Collapse all</button>'
+        + "".join(_operation(n, op) for n, op in enumerate(OPERATIONS))
+        + """<script>
+const answers = """
+        + str([[f"{a[2]} (response 200).", f"{a[3]} (response 400)."] for a in OPERATIONS])
+        + """;
+document.querySelectorAll('.operation').forEach((op, n) => {
+  op.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+    const which = tab.dataset.code === '200' ? 0 : 1;
+    op.querySelector('.schema').innerHTML = '<p>Schema description: ' + answers[n][which] + '</p>';
+  }));
+});
+document.querySelector('.collapse').addEventListener('click', () => {
+  document.querySelectorAll('.operation .desc').forEach((d) => { d.textContent = 'operation'; });
+});
+window.addEventListener('load', () => window.scrollTo(0, document.body.scrollHeight));
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_nothing(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/api"] = API
+    client = make_client()
+    url = site.url("/api")
+    job = capture(client, url, maxActions=40)
+    assert job["status"] == "completed", job
+    for n, (title, description, ok, bad) in enumerate(OPERATIONS):
+        for answer in (f"{ok} (response 200).", f"{bad} (response 400)."):
+            found = " ".join(c["text"] for c in resolve(client, url, f"{title} {answer}", k=8))
+            assert answer in found, (title, answer)
+        # "Collapse all" replaced each description with less: it still answers.
+        found = " ".join(c["text"] for c in resolve(client, url, f"{title} {description}", k=8))
+        assert f"{description} (operation {n})." in found, title
+    assert job["counts"]["superseded"] == 0
+    models = client.get("/knowledge/spa/models", params={"domain": "127.0.0.1"}).json()["models"]
+    model = models[0]["model"]
+    labels = [s["label"] for s in model["steps"]]
+    assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
+    assert "Collapse all" in labels
+    assert not [b for b in model["breakers"] if "repeated_action" in b and "200" in b]
+
+
+SHADOW = Page(
+    b"""<html><head><title>Gadget reference</title></head><body><h1>Gadget reference</h1>
+<gadget-doc></gadget-doc>
+<script>
+customElements.define('gadget-doc', class extends HTMLElement {
+  connectedCallback() {
+    const root = this.attachShadow({mode: 'open'});
+    root.innerHTML = '<section><h2>Limits</h2><p>The gadget API answers 30 requests a minute.'
+      + '</p><button class="more" aria-expanded="false">Quota details</button>'
+      + '<div class="details"></div></section>';
+    root.querySelector('.more').addEventListener('click', (e) => {
+      e.target.setAttribute('aria-expanded', 'true');
+      root.querySelector('.details').innerHTML = '<p>The quota resets at midnight UTC.</p>';
+    });
+  }
+});
+</script></body></html>"""
+)
+
+
+def test_a_web_component_s_shadow_dom_is_read_and_explored(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/gadgets"] = SHADOW
+    client = make_client()
+    url = site.url("/gadgets")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    assert "30 requests a minute" in resolve(client, url, "how many requests a minute?")[0]["text"]
+    answer = resolve(client, url, "when does the quota reset?")[0]
+    assert "midnight UTC" in answer["text"]
+    assert answer["phase"] == "post_interaction"
