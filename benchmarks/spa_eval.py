@@ -152,7 +152,11 @@ def _norm(text: str) -> str:
 
 
 def _found(lore: Lore, page: str, query: str) -> str:
-    hits = lore.query(query, 8, ChunkFilter(urls=(page,)), include_public=False)
+    """The top 8 for `query` among the page and the client-side routes it reached (each spec
+    is captured into a knowledge base of its own)."""
+    routes = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
+    urls = {page} | {r for m in routes for r in m.model.get("routes", [])}
+    hits = lore.query(query, 8, ChunkFilter(urls=tuple(urls)), include_public=False)
     return _norm(" ".join(" ".join(h.chunk.heading_path) + " " + h.chunk.text for h in hits))
 
 
