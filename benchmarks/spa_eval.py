@@ -41,6 +41,7 @@ from api import Lore, Settings
 from api.jobs import run_job
 from crawl import canonicalize
 from retrieval import ChunkFilter
+from spa_phases.explorer import HIDING  # the explorer's own test for hiding actions
 
 PACKAGES = {
     "swagger-ui": "swagger-ui-dist@5.35.0",
@@ -53,7 +54,6 @@ PACKAGES = {
 API_APPS = ("swagger-ui", "rapidoc", "elements", "scalar")
 DOC_APPS = ("docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
-HIDING = re.compile(r"\b(collapse|hide|close|less|copy|copied|minimi[sz]e|fold)\b", re.I)
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
@@ -151,32 +151,36 @@ def _norm(text: str) -> str:
     return " ".join(re.sub(r"[`*_>#|]", " ", text).split()).lower()
 
 
-def _found(lore: Lore, page: str, query: str) -> str:
-    """The top 8 for `query` among the page and the client-side routes it reached (each spec
-    is captured into a knowledge base of its own)."""
-    routes = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
-    urls = {page} | {r for m in routes for r in m.model.get("routes", [])}
-    hits = lore.query(query, 8, ChunkFilter(urls=tuple(urls)), include_public=False)
+def captured(lore: Lore, page: str) -> tuple[str, ...]:
+    """The page and the client-side routes its captures stored (each spec is captured into a
+    knowledge base of its own)."""
+    models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
+    return (page, *sorted({r for m in models for r in m.model.get("routes", [])} - {page}))
+
+
+def _found(lore: Lore, pages: tuple[str, ...], query: str) -> str:
+    """The top 8 for `query` among `pages`."""
+    hits = lore.query(query, 8, ChunkFilter(urls=pages), include_public=False)
     return _norm(" ".join(" ".join(h.chunk.heading_path) + " " + h.chunk.text for h in hits))
 
 
-def description_found(lore: Lore, page: str, op: dict[str, Any]) -> bool:
+def description_found(lore: Lore, pages: tuple[str, ...], op: dict[str, Any]) -> bool:
     about = f"{op['summary']} {op['method']} {op['path']}"
-    return _norm(op["description"])[:80] in _found(lore, page, about)
+    return _norm(op["description"])[:80] in _found(lore, pages, about)
 
 
-def retrievable(lore: Lore, page: str, op: dict[str, Any]) -> dict[str, bool]:
+def retrievable(lore: Lore, pages: tuple[str, ...], op: dict[str, Any]) -> dict[str, bool]:
     """Each thing a reader needs, found in the top 8 for a query naming the operation (and the
     parameter, or the response code)."""
     about = f"{op['summary']} {op['method']} {op['path']}"
     return {
-        "description": not op["description"] or description_found(lore, page, op),
+        "description": not op["description"] or description_found(lore, pages, op),
         "parameters": all(
-            re.search(rf"\b{re.escape(p.lower())}\b", _found(lore, page, f"{about} parameter {p}"))
+            re.search(rf"\b{re.escape(p.lower())}\b", _found(lore, pages, f"{about} parameter {p}"))
             for p in op["parameters"]
         ),
         "responses": all(
-            _norm(text)[:80] in _found(lore, page, f"{about} response {code} {text}")
+            _norm(text)[:80] in _found(lore, pages, f"{about} response {code} {text}")
             for code, text in op["responses"].items()
         ),
     }
@@ -195,7 +199,7 @@ def capture(lore: Lore, url: str, explore: bool, max_actions: int) -> dict[str, 
     return run(lore, job.id, f"capture of {url}")
 
 
-def hiding_supersessions(lore: Lore, url: str) -> int:
+def hiding_supersessions(lore: Lore) -> int:
     """Chunks superseded by steps that collapse, hide, close or copy."""
     models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
     return sum(
@@ -226,10 +230,12 @@ def api_app(
         try:
             page = canonicalize(url)
             first = capture(lore, url, explore=False, max_actions=1)
-            before = [retrievable(lore, page, op) for op in ops]
+            shown = captured(lore, page)
+            before = [retrievable(lore, shown, op) for op in ops]
             explored = capture(lore, url, explore=True, max_actions=len(ops) * 6 + 20)
-            after = [retrievable(lore, page, op) for op in ops]
-            hidden = hiding_supersessions(lore, url)
+            shown = captured(lore, page)
+            after = [retrievable(lore, shown, op) for op in ops]
+            hidden = hiding_supersessions(lore)
         finally:
             lore.close()
         row: dict[str, Any] = {
@@ -419,7 +425,7 @@ def doc_app(
                 )
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
-            hidden = hiding_supersessions(lore, base + home)
+            hidden = hiding_supersessions(lore)
         finally:
             lore.close()
         row = {

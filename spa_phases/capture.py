@@ -153,8 +153,6 @@ class Capture:
         ) -> tuple[int, int]:
             before = report.superseded
             stored = await sink(dom, trigger, supersede=supersede, url=route)
-            if route is not None and stored:
-                report.routes.append(route)
             return stored, report.superseded - before
 
         options = replace(self._options, max_actions=spec.max_actions)
@@ -170,6 +168,7 @@ class Capture:
                 report.understanding = await explorer.run(spec.url)
                 report.steps = explorer.steps
                 report.breakers = explorer.breakers
+                report.routes = explorer.routes
                 report.stopped_by = explorer.stopped_by
                 understood = report.understanding
                 if spec.run_recipe and understood.recipe:

@@ -434,8 +434,9 @@ class Explorer:
             route = _route(after["url"])
             if route not in self._routes_seen:
                 self._routes_seen.add(route)
-                self.routes.append(route)
                 stored, superseded = await self.snapshot(None, route=route)
+                if stored:
+                    self.routes.append(route)
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, browser_missing
 from tests.conftest import Page, Site, wait_for_job
-from tests.test_spa_capture import capture, resolve
+from tests.test_spa_capture import capture, model, resolve
 
 pytestmark = pytest.mark.skipif(
     browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
@@ -95,8 +95,7 @@ def test_a_hash_routed_app_stores_each_route_as_a_page(
     assert job["counts"]["superseded"] == 0  # "Copy" -> "Copied" supersedes nothing
     served = " ".join(c["text"] for c in resolve(client, site.url("/docs"), "usage", k=20))
     assert "There is no such page" not in served  # heading anchors were not followed
-    models = client.get("/knowledge/spa/models", params={"domain": "127.0.0.1"}).json()["models"]
-    understanding = models[0]["model"]["understanding"]
+    understanding = model(client, site)["understanding"]
     assert understanding["pageType"] == "routed_app"
     assert sorted(understanding["routes"]) == sorted(routes)
 
@@ -187,12 +186,11 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
         found = " ".join(c["text"] for c in resolve(client, url, f"{title} {description}", k=8))
         assert f"{description} (operation {n})." in found, title
     assert job["counts"]["superseded"] == 0
-    models = client.get("/knowledge/spa/models", params={"domain": "127.0.0.1"}).json()["models"]
-    model = models[0]["model"]
-    labels = [s["label"] for s in model["steps"]]
+    learned = model(client, site)
+    labels = [s["label"] for s in learned["steps"]]
     assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
     assert "Collapse all" in labels
-    assert not [b for b in model["breakers"] if "repeated_action" in b and "200" in b]
+    assert not [b for b in learned["breakers"] if "repeated_action" in b and "200" in b]
 
 
 SHADOW = Page(
