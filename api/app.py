@@ -94,6 +94,7 @@ def create_app(
                 await kpis  # the counts since the last flush are written
             await worker.stop()
             limiter.close()
+            await instance.scanner.aclose()
             if lore is None:
                 instance.close()
             stop_tracing()  # the last spans are sent

@@ -131,6 +131,8 @@ class AgentContext:
     has_org_knowledge: bool
     skills: list[Skill]
     site_model: dict[str, Any] | None = None
+    scan: dict[str, Any] | None = None  # with a DOM: as POST /agent/scan answers
+    snapshot: dict[str, Any] | None = None  # with a DOM: what storing it did
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> AgentContext:
@@ -139,6 +141,8 @@ class AgentContext:
             has_org_knowledge=bool(data["hasOrgKnowledge"]),
             skills=[Skill.of(s) for s in data["skills"]],
             site_model=data.get("siteModel"),
+            scan=data.get("scan"),
+            snapshot=data.get("snapshot"),
         )
 
 
@@ -246,10 +250,43 @@ def agent_context(
     goal: str | None = None,
     k: int = 8,
     parameter: str | None = None,
+    dom: str | None = None,
+    last_action: str | None = None,
+    max_elements: int | None = None,
 ) -> Call[AgentContext]:
-    """What to know before planning a step on `url` (see POST /agent/context)."""
-    body = _camel(url=url, query=query, goal=goal, k=k, parameter=parameter)
+    """What to know before planning a step on `url` (see POST /agent/context); with `dom`,
+    the page is also scanned for the goal and stored as a snapshot."""
+    body = _camel(
+        url=url,
+        query=query,
+        goal=goal,
+        k=k,
+        parameter=parameter,
+        dom=dom,
+        last_action=last_action,
+        max_elements=max_elements,
+    )
     return Call("POST", "/agent/context", AgentContext.of, json=body)
+
+
+def scan(
+    url: str,
+    dom: str,
+    goal: str | None = None,
+    max_elements: int = 50,
+    offset: int = 0,
+    viewport_only: bool = False,
+) -> Call[dict[str, Any]]:
+    """The agent's page as elements, patterns and suggested actions (see POST /agent/scan)."""
+    body = _camel(
+        url=url,
+        dom=dom,
+        goal=goal,
+        max_elements=max_elements,
+        offset=offset,
+        viewport_only=viewport_only,
+    )
+    return Call("POST", "/agent/scan", dict, json=body)
 
 
 def resolve(url: str, query: str | None = None, k: int = 8) -> Call[list[Chunk]]:
@@ -545,6 +582,7 @@ def revoke_key(key_id: str) -> Call[None]:
 
 class calls:
     agent_context = staticmethod(agent_context)
+    scan = staticmethod(scan)
     resolve = staticmethod(resolve)
     search = staticmethod(search)
     record_skill = staticmethod(record_skill)

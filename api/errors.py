@@ -26,7 +26,13 @@ from ingest import (
     UnsupportedTypeError,
 )
 from retrieval import NotFoundError, RerankerError, StoreUnavailableError
-from spa_phases import CaptureError, SnapshotError, SnapshotTooLargeError, SpaError
+from spa_phases import (
+    CaptureError,
+    InvalidDomError,
+    SnapshotError,
+    SnapshotTooLargeError,
+    SpaError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +68,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (FetchError, 502, "fetch_failed"),
     (BrowserUnavailableError, 503, "browser_unavailable"),
     (SnapshotTooLargeError, 413, "too_large"),
+    (InvalidDomError, 422, "invalid_dom"),
     (SnapshotError, 422, "invalid_snapshot"),
     (CaptureError, 502, "capture_failed"),
 ]

@@ -60,6 +60,20 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         return asdict(await send(calls.agent_context(url, query, goal, k, parameter)))
 
+    @server.tool(
+        description="Your page as lore reads it: links, buttons and fields with selectors, the "
+        "page's patterns (listing, search, pagination, filters, login, cart, consent banner, "
+        "...), suggested next actions with their reason, and elements ranked for your goal."
+    )
+    async def scan(
+        url: Url,
+        dom: Annotated[str, Field(description="document.documentElement.outerHTML")],
+        goal: Annotated[str | None, Field(description="Rank elements for this goal.")] = None,
+        max_elements: Annotated[int, Field(ge=1, le=500, description="At most this many.")] = 50,
+        offset: Annotated[int, Field(ge=0, description="Skip this many (the next page).")] = 0,
+    ) -> dict[str, Any]:
+        return dict(await send(calls.scan(url, dom, goal, max_elements, offset)))
+
     @server.tool(description="The knowledge lore holds for a page, best first (org first).")
     async def resolve(
         url: Url,

@@ -21,7 +21,7 @@ from pydantic.alias_generators import to_camel
 from retrieval import ApiKey, Chunk, CrawlUrl, Document, Hit, Job, Schedule, check_metadata
 from retrieval.skills import Skill, SkillHit
 from retrieval.types import METADATA_KEY
-from spa_phases import SnapshotResult
+from spa_phases import ScanAnswer, SnapshotResult
 
 # URL fields say so in the OpenAPI document; lore itself checks more (an absolute http(s) URL,
 # a domain the key may use) and answers 422 or 403 naming the field.
@@ -837,6 +837,16 @@ class AgentContextRequest(Model):
         max_length=200,
         description="A value missing mid-task (e.g. 'invoice number'): chunks likely to hold it.",
     )
+    dom: str | None = Field(
+        None,
+        min_length=1,
+        description="The page's DOM (outerHTML): scanned for the goal (else the query) and "
+        "stored as a snapshot, `initial` or, with `lastAction`, `post_interaction`.",
+    )
+    last_action: str | None = Field(
+        None, max_length=500, description="The action that led to this DOM, e.g. click(#tab-2)."
+    )
+    max_elements: int = Field(30, ge=1, le=500, description="Scan elements to return at most.")
 
 
 class AgentContextResponse(Model):
@@ -846,6 +856,139 @@ class AgentContextResponse(Model):
     site_model: dict[str, object] | None = Field(
         None, description="What captures learned about the page: type, key elements, behaviours."
     )
+    scan: AgentScanResponse | None = Field(
+        None, description="With `dom`: the page's elements ranked for the goal, as /agent/scan."
+    )
+    snapshot: SnapshotResponse | None = Field(
+        None, description="With `dom`: what storing it as a snapshot of the page did."
+    )
+
+
+DOM = Field(
+    ...,
+    min_length=1,
+    description="document.documentElement.outerHTML from the agent's browser (413 above the "
+    "snapshot size limit; 422 when it is not HTML or has no element to act on).",
+)
+
+
+class AgentScanRequest(Model):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "url": "https://shop.example.com/search?q=shoes",
+                    "dom": "<html><body><input type=search name=q><ul>...</ul></body></html>",
+                    "goal": "add the cheapest red shoes to the cart",
+                    "maxElements": 50,
+                }
+            ]
+        }
+    )
+
+    url: str = Field(
+        ..., min_length=1, max_length=4096, description="The page's URL.", json_schema_extra=URI
+    )
+    dom: str = DOM
+    goal: str | None = Field(
+        None, max_length=1000, description="Rank elements for this goal (else document order)."
+    )
+    max_elements: int = Field(50, ge=1, le=500, description="Elements to return at most.")
+    offset: int = Field(0, ge=0, le=100_000, description="Skip this many (the next page).")
+    viewport_only: bool = Field(
+        False, description="Only elements on the first screen (1280x720 from the top)."
+    )
+
+
+class ScanElementView(Model):
+    id: int = Field(..., description="The element's position in document order.")
+    type: str = Field(..., description="link, button, tab, text, search, checkbox, select, ...")
+    role: str = Field(..., description="What it does here: pagination, cookie_dismiss, ...")
+    label: str
+    selector: str = Field(..., description="A CSS selector for Playwright (`>>` into shadow DOM).")
+    region: str = Field(..., description="The landmark or section: 'nav', 'form: Sign in', ...")
+    visible: bool
+    score: float = Field(..., description="Relevance to the goal (0 without one).")
+    context: str = Field("", description="The repeated item around it: a product's name, price.")
+    href: str = ""
+    options: list[str] = Field(default_factory=list, description="A select's options.")
+
+
+class PatternView(Model):
+    type: str = Field(
+        ...,
+        description="product_listing, result_listing, search, pagination, load_more, filters, "
+        "sort, login, cart, modal, cookie_banner, tabs, accordion, list_detail, form",
+    )
+    count: int
+    selector: str
+    evidence: str
+    elements: list[int]
+
+
+class SuggestionView(Model):
+    name: str = Field(..., description="accept_cookies, search, extract_products, next_page, ...")
+    reason: str
+    parameters: dict[str, object]
+    elements: list[int] = Field(..., description="Ids of the elements to act on.")
+
+
+class ScanSummaryView(Model):
+    total_elements: int
+    included_elements: int
+    element_types: dict[str, int]
+    filters_applied: list[str]
+    pagination_hints: dict[str, object]
+
+
+class AgentScanResponse(Model):
+    summary: ScanSummaryView
+    patterns: list[PatternView]
+    suggestions: list[SuggestionView]
+    elements: list[ScanElementView]
+    text: str = Field(..., description="The scan as compact text for a prompt.")
+
+    @classmethod
+    def of(cls, result: ScanAnswer) -> AgentScanResponse:
+        return cls(
+            summary=ScanSummaryView(**result.summary),
+            patterns=[
+                PatternView(
+                    type=p.type,
+                    count=p.count,
+                    selector=p.selector,
+                    evidence=p.evidence,
+                    elements=list(p.elements),
+                )
+                for p in result.patterns
+            ],
+            suggestions=[
+                SuggestionView(
+                    name=s.name, reason=s.reason, parameters=s.parameters, elements=list(s.elements)
+                )
+                for s in result.suggestions
+            ],
+            elements=[
+                ScanElementView(
+                    id=e.id,
+                    type=e.type,
+                    role=e.role,
+                    label=e.label,
+                    selector=e.selector,
+                    region=e.region,
+                    visible=e.visible,
+                    score=e.score,
+                    context=e.context,
+                    href=e.href,
+                    options=list(e.options),
+                )
+                for e in result.elements
+            ],
+            text=result.text,
+        )
+
+
+AgentContextResponse.model_rebuild()
 
 
 class TenantView(Model):

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from opentelemetry import trace
 
 from api.auth import check_url, domain_allowed
@@ -82,7 +83,18 @@ from retrieval.skills import (
     SkillRules,
     ZepSkillIndex,
 )
-from spa_phases import PhaseIngestor, Snapshot, SnapshotResult
+from spa_phases import (
+    DomScanner,
+    GoalRanker,
+    PhaseIngestor,
+    ScanAnswer,
+    Snapshot,
+    SnapshotResult,
+    SnapshotTooLargeError,
+    answer,
+    check_dom,
+    read_scan,
+)
 
 log = logging.getLogger(__name__)
 tracer = trace.get_tracer("lore.api")  # spans go nowhere unless tracing is configured
@@ -278,6 +290,7 @@ def compact_site_model(url: str, model: dict[str, Any]) -> dict[str, Any]:
         "keyElements": understood.get("keyElements") or [],
         "behaviours": behaviours[:10],
         "bindings": understood.get("bindings") or {},
+        "patterns": understood.get("patterns") or [],
     }
 
 
@@ -372,6 +385,10 @@ class Lore:
             self.indexer, self.chunking, self.embedder.count_tokens, settings.spa.max_dom_bytes
         )
         self.limits = extraction_limits(settings)
+        # The agent's own page, read by the explorer's scanner in a Chromium started on the
+        # first scan (scripts and network off), ranked with the embedding model.
+        self.scanner = DomScanner(self.browser_options, pages=settings.browser.max_pages)
+        self.ranker = GoalRanker(self.embedder.embed_batch)
         documents = settings.documents
         self.sandbox = (
             Sandbox(documents.timeout_s, documents.memory_mb or None) if documents.isolate else None
@@ -639,6 +656,31 @@ class Lore:
             title=title,
         )
         return self.spa.ingest(snapshot)
+
+    async def scan_page(
+        self,
+        url: str,
+        dom: str,
+        goal: str | None = None,
+        max_elements: int = 50,
+        offset: int = 0,
+        viewport_only: bool = False,
+        limiter: Any = None,
+    ) -> ScanAnswer:
+        """The agent's page as elements, patterns and suggested actions, ranked for `goal`
+        (ranking runs in a thread under `limiter`, with the searches)."""
+        canonical = canonicalize(url)
+        self.check_domain(canonical)
+        limit = self.settings.spa.max_dom_bytes
+        if len(dom) > limit or len(dom.encode("utf-8", "replace")) > limit:
+            raise SnapshotTooLargeError(f"dom is over the {limit}-byte limit")
+        check_dom(dom)
+        raw = await self.scanner.scan(url, dom)
+        page = read_scan(raw, canonical)
+        return await anyio.to_thread.run_sync(
+            lambda: answer(page, self.ranker, goal, max_elements, offset, viewport_only),
+            limiter=limiter,
+        )
 
     def submit_capture(
         self, url: str, explore: bool = True, max_actions: int = 20, run_recipe: bool = True

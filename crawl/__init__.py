@@ -1,7 +1,13 @@
 """Getting pages: safe fetching, URL canonicalisation and scope, sitemaps, and crawl jobs on
 crawlee that record every URL's outcome. Depends only on `retrieval`."""
 
-from crawl.browser import BrowserOptions, BrowserUnavailableError, Renderer, browser_missing
+from crawl.browser import (
+    BrowserOptions,
+    BrowserUnavailableError,
+    Renderer,
+    browser_missing,
+    launch_browser,
+)
 from crawl.crawler import (
     RENDERS,
     STRATEGIES,
@@ -51,5 +57,6 @@ __all__ = [
     "check_address",
     "host_matches",
     "is_route",
+    "launch_browser",
     "origin",
 ]

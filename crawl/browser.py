@@ -82,6 +82,24 @@ def needs_render(soup: Any) -> bool:
     return True
 
 
+async def launch_browser(options: BrowserOptions) -> tuple[Any, Any]:
+    """Playwright and a headless Chromium with no network of its own; BrowserUnavailableError
+    when Chromium is missing or does not start."""
+    if problem := browser_missing(options):
+        raise BrowserUnavailableError(problem)
+    from playwright.async_api import async_playwright  # noqa: PLC0415
+
+    playwright = await async_playwright().start()
+    try:
+        browser = await playwright.chromium.launch(
+            executable_path=options.executable_path, args=list(CHROMIUM_ARGS), timeout=30_000
+        )
+    except Exception as exc:
+        await playwright.stop()
+        raise BrowserUnavailableError(f"Chromium did not start: {exc}") from exc
+    return playwright, browser
+
+
 class Renderer:
     """One Chromium for a crawl job, started on first use; each page renders in its own
     browser context (no cookies or storage shared between pages)."""
@@ -97,21 +115,7 @@ class Renderer:
     async def _started(self) -> Any:
         async with self._start_lock:
             if self._browser is None:
-                if problem := browser_missing(self._options):
-                    raise BrowserUnavailableError(problem)
-                from playwright.async_api import async_playwright  # noqa: PLC0415
-
-                self._playwright = await async_playwright().start()
-                try:
-                    self._browser = await self._playwright.chromium.launch(
-                        executable_path=self._options.executable_path,
-                        args=list(CHROMIUM_ARGS),
-                        timeout=30_000,
-                    )
-                except Exception as exc:
-                    await self._playwright.stop()
-                    self._playwright = None
-                    raise BrowserUnavailableError(f"Chromium did not start: {exc}") from exc
+                self._playwright, self._browser = await launch_browser(self._options)
             return self._browser
 
     async def aclose(self) -> None:

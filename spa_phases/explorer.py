@@ -19,7 +19,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urldefrag
 
@@ -33,6 +33,7 @@ from spa_phases.page_scripts import (
     SERIALIZE,
     SIGNATURES,
 )
+from spa_phases.scan import page_patterns
 
 if TYPE_CHECKING:
     from playwright.async_api import Page, Request
@@ -154,6 +155,8 @@ class PageUnderstanding:
     bindings: dict[str, str] = field(default_factory=dict)  # list-detail pages
     recipe: list[dict[str, Any]] = field(default_factory=list)
     routes: list[str] = field(default_factory=list)  # client-side routes stored as pages
+    # The page's patterns as `POST /agent/scan` reads them (the same scanner and rules).
+    patterns: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -251,6 +254,7 @@ class Explorer:
         self._opened: Counter[str] = Counter()  # list items opened per list
         self._first_scan: Scan | None = None
         self._last_scan: Scan | None = None
+        self._raw: dict[str, Any] | None = None  # the latest scan as the scanner returned it
 
     # observing ---------------------------------------------------------------------------------
 
@@ -275,7 +279,11 @@ class Explorer:
 
     async def scan(self) -> Scan:
         raw = await self.page.evaluate(SCAN)
-        candidates = [Candidate(**c) for c in raw["candidates"]]
+        self._raw = raw
+        known = {f.name for f in fields(Candidate)}
+        candidates = [
+            Candidate(**{k: v for k, v in c.items() if k in known}) for c in raw["candidates"]
+        ]
         scan = Scan(
             ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),
             candidates,
@@ -528,6 +536,12 @@ class Explorer:
             bindings=bindings,
             recipe=recipe(bindings) if bindings else [],
             routes=list(self.routes),
+            patterns=[
+                {"type": p.type, "count": p.count, "selector": p.selector, "evidence": p.evidence}
+                for p in page_patterns(self._raw)
+            ]
+            if self._raw
+            else [],
         )
 
     def _bindings(self, candidates: list[Candidate]) -> dict[str, str]:

@@ -49,6 +49,19 @@ const deepAll = (sel) => {
 const GENERATED = /\d{4,}|^(ember|react|radix|headlessui|mui|rc|ng)[-_]?\d/i;
 const stableId = (el) => el.id && STABLE_ID.test(el.id) && !GENERATED.test(el.id) ? el.id : null;
 const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
+// An element's position among its parent's children of its tag, and how many there are:
+// worked out once per parent, so a list of thousands of rows is read in linear time.
+const positions = new WeakMap();
+const nth = (el) => {
+  const parent = el.parentElement;
+  if (!parent) return [1, 1];
+  if (!positions.has(el)) {
+    const seen = new Map();
+    for (const c of parent.children) { const i = (seen.get(c.tagName) || 0) + 1; seen.set(c.tagName, i); positions.set(c, i); }
+    for (const c of parent.children) positions.set(c, [positions.get(c), seen.get(c.tagName)]);
+  }
+  return positions.get(el);
+};
 const selectorOf = (el) => {
   const parts = [];
   let cur = el;
@@ -59,8 +72,8 @@ const selectorOf = (el) => {
     for (let c = el; c && c.nodeType === 1; c = c.parentElement) {
       const id = stableId(c);
       if (id) { inner.unshift('#' + CSS.escape(id)); break; }
-      const same = c.parentElement ? Array.from(c.parentElement.children).filter(x => x.tagName === c.tagName) : [];
-      inner.unshift(c.tagName.toLowerCase() + (same.length > 1 ? `:nth-of-type(${same.indexOf(c) + 1})` : ''));
+      const [n, of] = nth(c);
+      inner.unshift(c.tagName.toLowerCase() + (of > 1 ? `:nth-of-type(${n})` : ''));
     }
     return selectorOf(root.host) + ' >> ' + inner.join(' > ');
   }
@@ -73,13 +86,10 @@ const selectorOf = (el) => {
       if (unique(sel)) { parts.unshift(sel); break; }
     }
     let part = cur.tagName.toLowerCase();
-    const parent = cur.parentElement;
-    if (parent) {
-      const same = Array.from(parent.children).filter(c => c.tagName === cur.tagName);
-      if (same.length > 1) part += `:nth-of-type(${same.indexOf(cur) + 1})`;
-    }
+    const [n, of] = nth(cur);
+    if (of > 1) part += `:nth-of-type(${n})`;
     parts.unshift(part);
-    cur = parent;
+    cur = cur.parentElement;
   }
   if (!parts.length || !parts[0].startsWith('#') && !parts[0].startsWith('[')) parts.unshift('body');
   return parts.join(' > ');
@@ -87,11 +97,10 @@ const selectorOf = (el) => {
 // Visible to a person who scrolls: laid out, not hidden, inside the document (above the
 // viewport counts: a click scrolls it into view), not pushed off the page.
 const visible = (el) => {
-  if (!el.getClientRects().length) return false;
-  const style = getComputedStyle(el);
-  if (style.visibility === 'hidden' || parseFloat(style.opacity) === 0) return false;
   const r = el.getBoundingClientRect();
-  return r.width > 1 && r.height > 1 && r.right + window.scrollX > 0 && r.bottom + window.scrollY > 0;
+  if (!(r.width > 1 && r.height > 1 && r.right + window.scrollX > 0 && r.bottom + window.scrollY > 0)) return false;
+  const style = getComputedStyle(el);
+  return style.visibility !== 'hidden' && parseFloat(style.opacity) !== 0;
 };
 // Navigation: sidebars, tables of contents and menus (their links swap the main view).
 const NAV = 'nav, aside, [role=navigation], [role=tree], [class*=sidebar i], [id*=sidebar i], [class*=toc i], [class*=menu i]';
@@ -138,7 +147,9 @@ MARK_HIDDEN = (
 }"""
 )
 
-# Every actionable element: selector, pattern, label and a summary by type.
+# Every actionable element: selector, pattern, label and a summary by type; form fields; and
+# the page facts its patterns are read from (repeated item lists, dialogs, consent banners).
+# One scanner for the explorer (on a live page) and `POST /agent/scan` (on an agent's DOM).
 SCAN = (
     "() => {"
     + _COMMON
@@ -150,13 +161,132 @@ SCAN = (
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past it.
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme)$/i;
   const ROUTE = /^#!?\//;
-  const query = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], summary, '
-    + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], [tabindex="0"], li[data-id], tr[data-id]';
-  const all = deepAll(query);
-  const signature = (el) => el.tagName + '.' + Array.from(el.classList).sort().join('.');
+  const PRICE = /(?:[$€£¥₹]\s?\d[\d.,]*|\b\d[\d.,]*\s?(?:€|EUR|USD|GBP|kr|zł)(?![A-Za-z]))/;
+  const COOKIE = '[id*=cookie i], [class*=cookie i], [id*=consent i], [class*=consent i], [aria-label*=cookie i], [aria-label*=consent i], [id*=gdpr i], [class*=gdpr i]';
+  const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]';
+  const LANDMARK = 'nav, header, footer, aside, main, form, dialog, [role=dialog], [role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=main], [role=search], [role=form], section, fieldset';
+  const FACETS = 'aside, [class*=filter i], [id*=filter i], [class*=facet i], [id*=facet i], [class*=refine i], [aria-label*=filter i]';
+  const query = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], [role=link], summary, '
+    + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], input[type=submit], input[type=image], [tabindex="0"], li[data-id], tr[data-id]';
+  const FIELDS = 'input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=image]):not([type=reset]), select, textarea, [contenteditable=true], [role=searchbox], [role=combobox], [role=textbox], [role=checkbox], [role=switch], [role=slider]';
+  const all = [];
+  const fieldEls = [];
+  const order = new Map();  // document order, shared by controls and fields
+  for (const el of deepAll(query + ', ' + FIELDS)) {
+    order.set(el, order.size);
+    if (el.matches(FIELDS) && (!el.matches(query) || el.matches('[role=checkbox], [role=switch]'))) fieldEls.push(el);
+    else all.push(el);
+  }
+  // Signatures and sibling counts, computed once per element and per parent: a list of
+  // thousands of rows is read in linear time.
+  const sigs = new WeakMap();
+  const signature = (el) => {
+    let s = sigs.get(el);
+    if (s === undefined) { s = el.tagName + '.' + Array.from(el.classList).sort().join('.'); sigs.set(el, s); }
+    return s;
+  };
+  const counts = new WeakMap();
+  const sameSiblings = (el) => {
+    const parent = el.parentElement;
+    if (!parent) return 0;
+    let c = counts.get(parent);
+    if (!c) { c = new Map(); for (const ch of parent.children) c.set(signature(ch), (c.get(signature(ch)) || 0) + 1); counts.set(parent, c); }
+    return c.get(signature(el)) || 0;
+  };
+  const containers = new WeakMap();
+  const containerOfFast = (el) => {
+    const parent = el.parentElement;
+    if (!parent) return null;
+    if (containers.has(parent)) return containers.get(parent);
+    const c = containerOf(el);
+    containers.set(parent, c);
+    return c;
+  };
   // `#install` where an element has that id: it only scrolls (`#` alone is a script's link).
   const inPageAnchor = (href) => { try { return href.length > 1 && href[0] === '#' && !!document.getElementById(decodeURIComponent(href.slice(1))); } catch (e) { return false; } };
   const sameOrigin = (el) => { try { return new URL(el.href).origin === location.origin; } catch (e) { return false; } };
+  const clean = (t, n) => (t || '').replace(/\s+/g, ' ').trim().slice(0, n);
+  // Text with a space between elements' texts ("Red shoe $40.99 Add to cart"), without the
+  // options of a select inside (a label's own words only).
+  const textOf = (root, n) => {
+    const parts = [];
+    let size = 0;
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t && size < n; t = walker.nextNode()) {
+      const p = t.parentElement;
+      if (p && (p.closest('select, script, style, template'))) continue;
+      parts.push(t.data); size += t.data.length;
+    }
+    return clean(parts.join(' '), n);
+  };
+  // The landmark or named section an element sits in: "nav", "form: Sign in", "dialog: Cookies".
+  const regions = new Map();
+  const regionOf = (el) => {
+    const r = inside(el.parentElement).region;
+    if (!r) return '';
+    if (regions.has(r)) return regions.get(r);
+    const kind = (r.getAttribute('role') || r.tagName.toLowerCase()).replace('complementary', 'aside').replace('contentinfo', 'footer').replace('banner', 'header').replace('navigation', 'nav');
+    const heading = r.querySelector('legend, h1, h2, h3, h4');
+    const name = clean(r.getAttribute('aria-label') || (heading ? heading.textContent : ''), 40);
+    const value = name ? `${kind}: ${name}` : kind;
+    regions.set(r, value);
+    return value;
+  };
+  // What an element sits inside (a consent banner, a dialog, a filter panel, navigation, a
+  // landmark), worked out once per ancestor rather than by `closest` for every element.
+  const within = new WeakMap();
+  const NONE = {cookie: null, dialog: false, facet: false, nav: false, region: null};
+  const inside = (el) => {
+    if (!el || el.nodeType !== 1) return NONE;
+    let f = within.get(el);
+    if (f) return f;
+    const up = inside(el.parentElement);
+    f = {cookie: up.cookie || (el.matches(COOKIE) ? el : null), dialog: up.dialog || el.matches(DIALOG),
+         facet: up.facet || el.matches(FACETS), nav: up.nav || el.matches(NAV),
+         region: el.matches(LANDMARK) ? el : up.region};
+    within.set(el, f);
+    return f;
+  };
+  // A repeated item (a product card, a result row): the nearest ancestor with 2+ siblings like it.
+  const itemOf = (el) => {
+    let cur = el;
+    for (let depth = 0; cur && cur !== document.body && depth < 6; depth++, cur = cur.parentElement) {
+      if (cur !== el && sameSiblings(cur) >= 3 && cur.parentElement && cur.parentElement !== document.body) return cur;
+    }
+    return null;
+  };
+  const top = (el) => { const r = el.getBoundingClientRect(); return Math.round(r.top + window.scrollY); };
+  const fieldLabel = (el) => {
+    let t = el.getAttribute('aria-label') || '';
+    if (!t && el.id) { const l = document.querySelector(`label[for="${CSS.escape(el.id)}"]`); if (l) t = l.textContent; }
+    if (!t) { const l = el.closest('label'); if (l) t = textOf(l, 80); }
+    const by = el.getAttribute('aria-labelledby');
+    if (!t && by) { const l = document.getElementById(by.split(' ')[0]); if (l) t = l.textContent; }
+    return clean(t || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || '', 80);
+  };
+  const items = new Map();  // item element -> index in `lists`
+  const lists = [];
+  const listOf = (item) => {
+    if (items.has(item)) return items.get(item);
+    const parent = item.parentElement;
+    let index = lists.findIndex(l => l.el === parent && l.sig === signature(item));
+    if (index < 0) {
+      const peers = Array.from(parent.children).filter(c => signature(c) === signature(item));
+      const prices = peers.filter(p => PRICE.test(p.textContent)).length;
+      index = lists.push({el: parent, sig: signature(item), selector: selectorOf(parent), items: peers.length, prices,
+                          visible: peers.filter(visible).length, region: regionOf(parent)}) - 1;
+    }
+    items.set(item, index);
+    return index;
+  };
+  // A repeated item's text, once: the product name and price beside its "Add to cart".
+  const contexts = [];
+  const contextIndex = new Map();
+  const contextOf = (item) => {
+    let i = contextIndex.get(item);
+    if (i === undefined) { i = contexts.push(textOf(item, 160)) - 1; contextIndex.set(item, i); }
+    return i;
+  };
   const candidates = [];
   const byType = {};
   let shown = 0;
@@ -165,45 +295,74 @@ SCAN = (
     if (el.matches('li[data-id], tr[data-id]') && el.querySelector('a[href], button, [role=button]')) continue;
     const isVisible = visible(el);
     if (isVisible) shown++;
-    const text = label(el);
+    const text = label(el) || clean(el.getAttribute('title') || el.getAttribute('alt') || (el.querySelector('img[alt]') || {}).alt, 80);
     const role = el.getAttribute('role') || '';
     const href = el.tagName === 'A' ? el.getAttribute('href') || '' : '';
     let pattern = 'button';
-    const inCookie = el.closest('[id*=cookie i], [class*=cookie i], [id*=consent i], [class*=consent i], [aria-label*=cookie i]');
-    const parent = el.parentElement;
-    const siblings = parent ? Array.from(parent.children).filter(c => signature(c) === signature(el)) : [];
+    const at = inside(el);
+    const inCookie = at.cookie;
+    const siblings = sameSiblings(el);
     const item = el.closest('li, [role=listitem], [role=option], tr');
-    const itemSiblings = item && item.parentElement
-      ? Array.from(item.parentElement.children).filter(c => signature(c) === signature(item)) : [];
-    const inNav = !!el.closest(NAV);
+    const itemSiblings = item ? sameSiblings(item) : 0;
+    const inNav = at.nav;
+    const aria = el.getAttribute('aria-label') || '';
     if (inCookie && ACCEPT.test(text)) pattern = 'cookie_dismiss';
     else if (role === 'tab' || el.closest('[role=tablist]')) pattern = 'tab';
     else if (el.tagName === 'SUMMARY') pattern = 'details';
     else if (href && ROUTE.test(href)) pattern = href.replace(/^#!?\/?/, '') ? 'route' : 'link';
-    else if (/^(next|next page|›|»|>|older)$/i.test(text) || el.getAttribute('rel') === 'next' || /next/i.test(el.getAttribute('aria-label') || '')) pattern = 'pagination';
+    else if (/^(next|next page|›|»|>|older|next ›|next »|next →)$/i.test(text) || el.getAttribute('rel') === 'next' || /\bnext\b/i.test(aria)) pattern = 'pagination';
     else if (/\b(load|show|see|view) more\b|more results/i.test(text)) pattern = 'load_more';
     else if (el.getAttribute('aria-expanded') === 'false') pattern = 'expander';
     else if (el.hasAttribute('aria-haspopup')) pattern = 'dropdown';
     else if (inPageAnchor(href) && !el.hasAttribute('aria-controls')) pattern = 'anchor';
     else if (href && inNav && !href.startsWith('javascript:') && !el.target && sameOrigin(el)) pattern = 'nav_link';
-    else if (item && itemSiblings.length >= 3 && !(href && !href.startsWith('#') && !href.startsWith('javascript'))) pattern = 'list_item';
+    else if (item && itemSiblings >= 3 && !(href && !href.startsWith('#') && !href.startsWith('javascript'))) pattern = 'list_item';
     else if (href && !href.startsWith('#') && !href.startsWith('javascript:')) pattern = 'link';
     else if (el.getAttribute('aria-expanded') === 'true') pattern = 'expanded';
     byType[pattern] = (byType[pattern] || 0) + 1;
     const disabled = el.disabled || el.getAttribute('aria-disabled') === 'true';
+    const repeated = itemOf(el);
+    const container = containerOfFast(el);
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings: siblings.length, nav: inNav, chrome: CHROME.test(text),
-      container: (() => { const c = containerOf(el); return c ? selectorOf(c) : ''; })(),
+      siblings, nav: inNav, chrome: CHROME.test(text),
+      container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
+      region: regionOf(el), top: top(el), order: order.get(el),
+      context: repeated ? contextOf(repeated) : -1,
+      group: repeated ? listOf(repeated) : -1,
+      cookie: !!inCookie, dialog: at.dialog, facet: at.facet,
+      pressed: el.getAttribute('aria-pressed') === 'true' || el.getAttribute('aria-current') === 'page' || el.getAttribute('aria-selected') === 'true',
     });
   }
-  const inputs = deepAll('input[type=search], input[name*=search i], input[placeholder*=search i], [role=searchbox]')
-    .filter(visible).map(selectorOf);
-  return {total: all.length, shown, byType, candidates, searchInputs: inputs};
+  const fields = [];
+  for (const el of fieldEls) {
+    const type = el.tagName === 'INPUT' ? (el.getAttribute('type') || 'text').toLowerCase() : (el.getAttribute('role') || el.tagName.toLowerCase());
+    const form = el.form || el.closest('form, [role=search], [role=form]');
+    const options = el.tagName === 'SELECT' ? Array.from(el.options).slice(0, 30).map(o => clean(o.textContent, 40)) : [];
+    const repeated = itemOf(el);
+    fields.push({
+      selector: selectorOf(el), tag: el.tagName.toLowerCase(), type, name: el.getAttribute('name') || el.id || '',
+      label: fieldLabel(el), placeholder: el.getAttribute('placeholder') || '', visible: visible(el),
+      disabled: !!el.disabled, region: regionOf(el), top: top(el), order: order.get(el), options,
+      form: form ? selectorOf(form) : '', search: el.matches('input[type=search], [role=searchbox], [name*=search i], [placeholder*=search i], [aria-label*=search i], [name=q], [role=search] input') || !!el.closest('[role=search], form[action*=search i]'),
+      context: repeated ? contextOf(repeated) : -1,
+      cookie: !!inside(el).cookie, dialog: inside(el).dialog, facet: inside(el).facet,
+      checked: !!el.checked,
+    });
+  }
+  const inputs = fields.filter(f => f.search && f.visible && f.type !== 'checkbox' && f.type !== 'radio').map(f => f.selector);
+  const dialogs = deepAll(DIALOG).filter(visible).map(d => ({selector: selectorOf(d), label: clean(d.getAttribute('aria-label') || (d.querySelector('h1, h2, h3, h4') || {}).textContent || d.textContent, 80), cookie: d.matches(COOKIE) || !!d.closest(COOKIE) || /\bcookies?\b|\bconsent\b/i.test(d.textContent.slice(0, 2000))}));
+  const banners = Array.from(document.querySelectorAll(COOKIE)).filter(b => visible(b) && !b.parentElement.closest(COOKIE) && /\bcookies?\b|\bconsent\b|\bprivacy\b/i.test(b.textContent) && b.textContent.length < 5000)
+    .map(b => ({selector: selectorOf(b), label: clean(b.textContent, 80)}));
+  const pagers = Array.from(document.querySelectorAll('[class*=pagination i], [class*=pager i], nav[aria-label*=pag i], [role=navigation][aria-label*=pag i]'))
+    .filter(p => !p.parentElement.closest('[class*=pagination i], [class*=pager i]')).map(p => ({selector: selectorOf(p), label: clean(p.textContent, 80)}));
+  return {total: all.length, shown, byType, candidates, searchInputs: inputs, fields, contexts,
+          lists: lists.map(({el, sig, ...rest}) => rest), dialogs, banners, pagers,
+          title: document.title || '', viewport: {width: window.innerWidth, height: window.innerHeight}};
 }"""
 )
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from crawl import BrowserOptions, browser_missing
+
 LORE = str(Path(sys.executable).with_name("lore"))
 PAGE = "https://ehr.clinic.test/patients"
 
@@ -38,6 +40,7 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
             tools = {t.name for t in listed}
             assert tools == {
                 "agent_context",
+                "scan",
                 "resolve",
                 "search",
                 "convert",
@@ -63,6 +66,17 @@ def test_tools_are_listed_and_callable_over_stdio(tmp_path: Path) -> None:
             data = context.structured_content or json.loads(context.content[0].text)
             hint = data["skills"][0]["hint"]
             assert hint.startswith("Last time 'click(68)' (Patient menu) failed")
+            if browser_missing(BrowserOptions()) is None:
+                page = '<html><body><a href="/cart">Cart</a><button>Checkout</button></body></html>'
+                scanned = await session.call_tool(
+                    "scan", {"url": PAGE, "dom": page, "goal": "pay for the order"}
+                )
+                assert not scanned.is_error, scanned
+                found = scanned.structured_content or json.loads(scanned.content[0].text)
+                assert {e["label"] for e in found["elements"]} == {"Checkout", "Cart"}, found
+                assert [s["name"] for s in found["suggestions"]] == ["open_cart"], found
+                empty = await session.call_tool("scan", {"url": PAGE, "dom": "just text"})
+                assert empty.is_error and "422 invalid_dom" in empty.content[0].text, empty
             bad = await session.call_tool("resolve", {"url": "not a url", "query": "x"})
             assert bad.is_error
             reason = bad.content[0].text

@@ -113,6 +113,9 @@ def test_tabs_hidden_until_clicked_become_retrievable(
     understanding = learned["understanding"]
     assert understanding["pageType"] == "tabbed"
     assert understanding["summary"]["byType"]["tab"] == 3
+    # The page's patterns, read by the rules /agent/scan uses (one implementation).
+    tabbed = [p for p in understanding["patterns"] if p["type"] == "tabs"]
+    assert tabbed and tabbed[0]["count"] == 3, understanding["patterns"]
     assert any(k["kind"] == "tab" for k in understanding["keyElements"])
     [tabs] = [
         b for b in understanding["behaviours"] if b["pattern"] == "tab" and b["region"] == "#panel"

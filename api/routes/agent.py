@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 from uuid import UUID
@@ -15,6 +16,8 @@ from api.observe import Kpis, kpis
 from api.schemas import (
     AgentContextRequest,
     AgentContextResponse,
+    AgentScanRequest,
+    AgentScanResponse,
     ChunkView,
     KpiDay,
     OutcomeRequest,
@@ -23,6 +26,7 @@ from api.schemas import (
     SkillPage,
     SkillRequest,
     SkillView,
+    SnapshotResponse,
 )
 from api.service import page_domain
 from retrieval.skills import FailedState, SuccessfulAction
@@ -36,8 +40,24 @@ async def agent_context(
 ) -> AgentContextResponse:
     """Knowledge for the page and query (org first), skill hints for the goal on this domain,
     and what captures learned about the page. With `parameter`: the chunks most likely to hold
-    that value."""
+    that value. With `dom`: the page scanned for the goal (as /agent/scan) and stored as a
+    snapshot (`post_interaction` after `lastAction`, else `initial`) before the search, so
+    what the agent sees now is part of the answer."""
+    scan: AgentScanResponse | None = None
+    snapshot: SnapshotResponse | None = None
     try:
+        if body.dom is not None:
+            dom = body.dom
+            phase = "post_interaction" if body.last_action else "initial"
+            scanned, stored = await asyncio.gather(
+                lore.scan_page(
+                    body.url, dom, body.goal or body.query, body.max_elements, limiter=searches
+                ),
+                anyio.to_thread.run_sync(
+                    lambda: lore.ingest_snapshot(body.url, phase, dom, body.last_action)
+                ),
+            )
+            scan, snapshot = AgentScanResponse.of(scanned), SnapshotResponse.of(stored)
         context = await anyio.to_thread.run_sync(
             lambda: lore.agent_context(body.url, body.query, body.goal, body.k, body.parameter),
             limiter=searches,
@@ -51,7 +71,33 @@ async def agent_context(
         has_org_knowledge=context.has_org_knowledge,
         skills=[SkillView.of(h.skill, h) for h in context.skills],
         site_model=context.site_model,
+        scan=scan,
+        snapshot=snapshot,
     )
+
+
+@router.post("/agent/scan", response_model=AgentScanResponse)
+async def agent_scan(
+    body: AgentScanRequest, lore: LoreDep, searches: SearchSlots
+) -> AgentScanResponse:
+    """The agent's own page as it sees it: every link, button and form field with a stable
+    selector, the page's patterns (listings, search, pagination, filters, sort, login, cart,
+    dialogs, consent banners, tabs, accordions, forms), suggested next actions with their
+    reason, and the elements ranked for `goal` (`maxElements` from `offset`), with a compact
+    text for a prompt. The DOM is read, not stored (`/agent/context` with `dom` stores it)."""
+    try:
+        result = await lore.scan_page(
+            body.url,
+            body.dom,
+            body.goal,
+            body.max_elements,
+            body.offset,
+            body.viewport_only,
+            limiter=searches,
+        )
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from exc
+    return AgentScanResponse.of(result)
 
 
 @router.post("/skills", status_code=status.HTTP_201_CREATED, response_model=SkillView)

@@ -1,0 +1,843 @@
+"""The agent's view of its own page: the explorer's scanner run on a DOM the agent sends, read into
+elements, page patterns (listings, search, pagination, filters, sort, login, cart, dialogs,
+consent banners, tabs, accordions, list-detail, forms) and suggested next actions, and ranked
+for the agent's goal.
+
+The scan itself is `page_scripts.SCAN`, the explorer's own, run in headless Chromium with
+scripts and network off; `page_patterns` is shared with the explorer's page understanding."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crawl import BrowserOptions, launch_browser
+from spa_phases.errors import SnapshotError
+from spa_phases.page_scripts import SCAN
+
+Vector = Sequence[float]
+
+
+class InvalidDomError(SnapshotError):
+    """A DOM that is not HTML, or has no element an agent could act on."""
+
+
+@dataclass(frozen=True)
+class Element:
+    id: int  # position in document order: stable for one DOM, what the agent refers to
+    type: str  # link, button, tab, text, search, password, checkbox, select, ...
+    role: str  # what it does on this page: pagination, cookie_dismiss, list_item, field, ...
+    label: str
+    selector: str
+    region: str  # the landmark or named section it sits in
+    visible: bool
+    top: int = 0  # its distance from the top of the document, in CSS pixels
+    context: str = ""  # the repeated item around it (a product's name and price)
+    href: str = ""
+    options: tuple[str, ...] = ()  # a select's options
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class Pattern:
+    type: str
+    count: int  # items, fields or controls it covers
+    selector: str  # where it is ('' when it spans the page)
+    evidence: str  # why it was recognised, in words
+    elements: tuple[int, ...] = ()  # its key elements, most useful first
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    name: str
+    reason: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+    elements: tuple[int, ...] = ()
+
+
+@dataclass
+class PageScan:
+    url: str
+    title: str
+    elements: list[Element]
+    patterns: list[Pattern]
+    suggestions: list[Suggestion]
+    raw_counts: dict[str, int]
+
+
+# The scanner's control patterns an agent reads as a role; the rest are plain links or buttons.
+_PRICE = re.compile(r"[$€£¥₹]\s?\d|\d[\d.,]*\s?(€|EUR|USD|GBP)\b")
+_CART = re.compile(r"\b(add to (cart|basket|bag)|(shopping )?(cart|basket|bag)|checkout)\b", re.I)
+_ADD = re.compile(r"\badd to (cart|basket|bag)\b", re.I)
+_LOGIN = re.compile(r"^(log ?in|sign ?in|login|sign in to .{0,30}|my account|account)$", re.I)
+_SORT = re.compile(r"\bsort\b|\border by\b", re.I)
+_SORT_OPTION = re.compile(
+    r"\b(price|relevance|newest|rating|popular|best ?sell|a-z|low to high)\b", re.I
+)
+_FILTER = re.compile(r"\bfilters?\b|\brefine\b|\bfacets?\b", re.I)
+_SUBMIT = re.compile(r"^(search|go|find|submit|log ?in|sign ?in|continue|next|send)\b", re.I)
+_TEXT_FIELDS = {
+    "text",
+    "search",
+    "email",
+    "tel",
+    "url",
+    "number",
+    "textbox",
+    "searchbox",
+    "combobox",
+}
+_BLOCKERS = ("cookie_banner", "modal")
+
+
+def elements_of(raw: dict[str, Any]) -> list[Element]:
+    """The scan's controls and fields as one list in document order."""
+    contexts: list[str] = raw.get("contexts", [])
+    out: list[tuple[int, Element]] = []
+    for c in raw["candidates"]:
+        if c["pattern"] == "anchor" and not c["visible"]:
+            continue
+        context = contexts[c["context"]] if c.get("context", -1) >= 0 else ""
+        kind = _control_type(c)
+        out.append(
+            (
+                c["order"],
+                Element(
+                    id=0,
+                    type=kind,
+                    role=c["pattern"],
+                    label=c["label"],
+                    selector=c["selector"],
+                    region=c["region"],
+                    visible=bool(c["visible"]) and not c["disabled"],
+                    top=int(c["top"]),
+                    context=context if context != c["label"] else "",
+                    href=c.get("url") or c["href"],
+                ),
+            )
+        )
+    for f in raw["fields"]:
+        context = contexts[f["context"]] if f.get("context", -1) >= 0 else ""
+        kind = "search" if f["search"] and f["type"] in _TEXT_FIELDS else f["type"]
+        role = (
+            "search_box"
+            if kind == "search"
+            else "filter"
+            if f["facet"] and kind in ("checkbox", "radio", "select", "select-one")
+            else "sort"
+            if kind == "select" and (_SORT.search(f["label"] + " " + f["name"]))
+            else "field"
+        )
+        out.append(
+            (
+                f["order"],
+                Element(
+                    id=0,
+                    type=kind,
+                    role=role,
+                    label=f["label"],
+                    selector=f["selector"],
+                    region=f["region"],
+                    visible=bool(f["visible"]) and not f["disabled"],
+                    top=int(f["top"]),
+                    context=context,
+                    options=tuple(f.get("options", ())),
+                ),
+            )
+        )
+    out.sort(key=lambda pair: pair[0])
+    return [_with(e, id=i) for i, (_, e) in enumerate(out)]
+
+
+def _control_type(c: dict[str, Any]) -> str:
+    role = c["role"]
+    if role in ("tab", "menuitem", "option", "link", "checkbox", "switch"):
+        return str(role)
+    if c["tag"] == "a":
+        return "link"
+    if c["tag"] == "summary":
+        return "summary"
+    return "button"
+
+
+def _with(e: Element, **changes: Any) -> Element:
+    return Element(**{**e.__dict__, **changes})
+
+
+def page_patterns(raw: dict[str, Any], elements: list[Element] | None = None) -> list[Pattern]:
+    """What kind of page this is, pattern by pattern, from one scan (the explorer's or an
+    agent's): each with the elements that act on it."""
+    els = elements if elements is not None else elements_of(raw)
+    by_selector = {e.selector: e for e in els}
+    shown = [e for e in els if e.visible]
+    out: list[Pattern] = []
+
+    def ids(items: Sequence[Element], n: int = 10) -> tuple[int, ...]:
+        return tuple(e.id for e in items[:n])
+
+    # Blockers first: a consent banner or a dialog covers the page until it is answered.
+    banners = raw.get("banners", [])
+    cookie_dialogs = [d for d in raw.get("dialogs", []) if d["cookie"]]
+    accept = [e for e in shown if e.role == "cookie_dismiss"]
+    if banners or cookie_dialogs or accept:
+        where = (banners or cookie_dialogs or [{"selector": ""}])[0]["selector"]
+        out.append(Pattern("cookie_banner", 1, where, "a cookie consent banner", ids(accept)))
+    for d in raw.get("dialogs", []):
+        if d["cookie"]:
+            continue
+        inside = [e for e in shown if e.selector.startswith(d["selector"])]
+        close = [
+            e
+            for e in inside
+            if re.search(r"\b(close|cancel|dismiss|no thanks|×)\b|^×$|^x$", e.label, re.I)
+        ]
+        out.append(
+            Pattern("modal", 1, d["selector"], f"an open dialog: {d['label']}", ids(close + inside))
+        )
+        break
+    searches = [e for e in shown if e.role == "search_box"]
+    if searches:
+        box = searches[0]
+        submit = _submit_of(box, shown)
+        out.append(
+            Pattern("search", len(searches), box.selector, "a search box", ids([box, *submit]))
+        )
+    passwords = [e for e in shown if e.type == "password"]
+    login_links = [e for e in shown if e.type in ("link", "button") and _LOGIN.match(e.label)]
+    if passwords:
+        form = [
+            e
+            for e in shown
+            if e.region == passwords[0].region and e.type in _TEXT_FIELDS | {"password"}
+        ]
+        submit = _submit_of(passwords[0], shown)
+        out.append(
+            Pattern(
+                "login",
+                len(form),
+                passwords[0].region,
+                "a sign-in form with a password field",
+                ids([*form, *submit]),
+            )
+        )
+    elif login_links:
+        out.append(Pattern("login", 1, "", f"a '{login_links[0].label}' control", ids(login_links)))
+    listings = [g for g in raw.get("lists", []) if g["items"] >= 3 and g["visible"] >= 2]
+    for g in sorted(listings, key=lambda g: -g["items"]):
+        members = [
+            e
+            for e in els
+            if e.selector.startswith(g["selector"] + " > ")
+            and e.type == "link"
+            and e.role != "nav_link"
+        ]
+        if not members or re.match(r"^(nav|header|footer)\b", g["region"]):
+            continue
+        priced = g["prices"] >= max(3, g["items"] // 2)
+        firsts = _first_per_item(members, g["selector"])
+        kind = "product_listing" if priced else "result_listing"
+        what = f"{g['items']} items with prices" if priced else f"{g['items']} linked items"
+        out.append(Pattern(kind, g["items"], g["selector"], what, ids(firsts)))
+        break
+    nexts = [e for e in shown if e.role == "pagination"]
+    pager = raw.get("pagers", [])
+    if nexts or pager:
+        pages = [e for e in shown if pager and e.selector.startswith(pager[0]["selector"])]
+        where = pager[0]["selector"] if pager else nexts[0].selector
+        out.append(
+            Pattern(
+                "pagination",
+                len(pages) or len(nexts),
+                where,
+                "a next-page control" if nexts else "page links",
+                ids(nexts + pages),
+            )
+        )
+    more = [e for e in shown if e.role == "load_more"]
+    if more:
+        out.append(
+            Pattern("load_more", len(more), more[0].selector, f"'{more[0].label}'", ids(more))
+        )
+    facets = [e for e in shown if e.role == "filter"]
+    filter_buttons = [
+        e
+        for e in shown
+        if e.type in ("button", "link") and _FILTER.search(e.label) and len(e.label) < 40
+    ]
+    if len(facets) >= 2 or filter_buttons:
+        region = facets[0].region if facets else filter_buttons[0].region
+        what = (
+            f"{len(facets)} filter options" if len(facets) >= 2 else f"'{filter_buttons[0].label}'"
+        )
+        out.append(Pattern("filters", len(facets) or 1, region, what, ids(filter_buttons + facets)))
+    sorts = [
+        e
+        for e in shown
+        if e.role == "sort"
+        or (e.type == "select" and sum(bool(_SORT_OPTION.search(o)) for o in e.options) >= 2)
+    ]
+    sorts += [
+        e
+        for e in shown
+        if e.type in ("button", "link") and _SORT.search(e.label) and len(e.label) < 40
+    ]
+    if sorts:
+        out.append(
+            Pattern(
+                "sort", len(sorts), sorts[0].selector, f"'{sorts[0].label or 'sort'}'", ids(sorts)
+            )
+        )
+    cart = [e for e in shown if _CART.search(e.label)]
+    if cart:
+        adds = sum(bool(_ADD.search(e.label)) for e in cart)
+        what = f"{adds} add-to-cart buttons" if adds else f"'{cart[0].label}'"
+        out.append(Pattern("cart", len(cart), cart[0].selector, what, ids(cart)))
+    tabs = [e for e in shown if e.role == "tab"]
+    if len(tabs) >= 2:
+        out.append(Pattern("tabs", len(tabs), tabs[0].selector, f"{len(tabs)} tabs", ids(tabs)))
+    folds = [e for e in shown if e.role in ("details", "expander")]
+    if len(folds) >= 2:
+        out.append(
+            Pattern(
+                "accordion",
+                len(folds),
+                folds[0].selector,
+                f"{len(folds)} collapsed sections",
+                ids(folds),
+            )
+        )
+    rows = Counter(
+        c["list"] for c in raw["candidates"] if c["pattern"] == "list_item" and c["visible"]
+    )
+    if rows and rows.most_common(1)[0][1] >= 3:
+        where, n = rows.most_common(1)[0]
+        items = [
+            by_selector[c["selector"]]
+            for c in raw["candidates"]
+            if c["list"] == where and c["selector"] in by_selector
+        ]
+        out.append(
+            Pattern("list_detail", n, where, f"{n} list items that open details", ids(items))
+        )
+    known = {e.id for p in out if p.type in ("search", "login") for e in els if e.id in p.elements}
+    forms: dict[str, list[Element]] = {}
+    for e in shown:
+        if e.role == "field" and e.id not in known and e.type != "hidden":
+            forms.setdefault(e.region, []).append(e)
+    for region, fields in forms.items():
+        if len(fields) >= 2:
+            submit = _submit_of(fields[-1], shown)
+            out.append(
+                Pattern(
+                    "form",
+                    len(fields),
+                    region,
+                    f"a form with {len(fields)} fields",
+                    ids([*fields, *submit], 20),
+                )
+            )
+            break
+    return out
+
+
+def _submit_of(field_: Element, shown: list[Element]) -> list[Element]:
+    """The button that sends the field's form: the first submit-like one after it in its region."""
+    after = [
+        e for e in shown if e.id > field_.id and e.region == field_.region and e.type == "button"
+    ]
+    named = [e for e in after if _SUBMIT.match(e.label)]
+    return (named or after)[:1]
+
+
+def _first_per_item(members: list[Element], list_selector: str) -> list[Element]:
+    seen: set[str] = set()
+    out = []
+    for e in members:
+        item = e.selector[len(list_selector) + 3 :].split(" > ", 1)[0]
+        if item not in seen:
+            seen.add(item)
+            out.append(e)
+    return out
+
+
+def suggestions(patterns: list[Pattern], elements: list[Element]) -> list[Suggestion]:
+    """Next actions the page offers, with their reason: blockers (a consent banner, a dialog)
+    first, then in the order of `patterns`."""
+    by_id = {e.id: e for e in elements}
+    out: list[Suggestion] = []
+    for p in patterns:
+        first = by_id.get(p.elements[0]) if p.elements else None
+        if p.type == "cookie_banner":
+            out.append(
+                Suggestion("accept_cookies", "a consent banner blocks the page", {}, p.elements[:1])
+            )
+        elif p.type == "modal":
+            out.append(Suggestion("close_dialog", p.evidence, {}, p.elements[:1]))
+        elif p.type == "search":
+            out.append(
+                Suggestion("search", "a search box", {"query": "<what to find>"}, p.elements)
+            )
+        elif p.type == "product_listing":
+            out.append(
+                Suggestion(
+                    "extract_products",
+                    f"{p.count} product links with prices",
+                    {"list": p.selector, "items": p.count},
+                    p.elements,
+                )
+            )
+        elif p.type == "result_listing":
+            out.append(
+                Suggestion(
+                    "open_result",
+                    f"a list of {p.count} linked items",
+                    {"list": p.selector, "items": p.count},
+                    p.elements,
+                )
+            )
+        elif p.type == "pagination":
+            out.append(Suggestion("next_page", f"pagination: {p.evidence}", {}, p.elements[:3]))
+        elif p.type == "load_more":
+            out.append(
+                Suggestion("load_more", f"more items behind {p.evidence}", {}, p.elements[:1])
+            )
+        elif p.type == "filters":
+            options = [by_id[i].label for i in p.elements if i in by_id][:12]
+            out.append(Suggestion("filter", p.evidence, {"options": options}, p.elements))
+        elif p.type == "sort":
+            opts = list(first.options) if first and first.options else []
+            out.append(
+                Suggestion(
+                    "sort", f"a sort control {p.evidence}", {"options": opts}, p.elements[:1]
+                )
+            )
+        elif p.type == "login":
+            out.append(
+                Suggestion(
+                    "log_in",
+                    p.evidence,
+                    {"username": "<user>", "password": "<password>"},
+                    p.elements,
+                )
+            )
+        elif p.type == "cart":
+            out.append(
+                Suggestion(
+                    "add_to_cart" if "add-to-cart" in p.evidence else "open_cart",
+                    f"cart: {p.evidence}",
+                    {},
+                    p.elements[:5],
+                )
+            )
+        elif p.type == "tabs":
+            out.append(
+                Suggestion(
+                    "open_tab",
+                    p.evidence,
+                    {"tabs": [by_id[i].label for i in p.elements if i in by_id]},
+                    p.elements,
+                )
+            )
+        elif p.type == "accordion":
+            out.append(Suggestion("expand_sections", p.evidence, {}, p.elements))
+        elif p.type == "list_detail":
+            out.append(Suggestion("open_item", p.evidence, {"list": p.selector}, p.elements[:5]))
+        elif p.type == "form":
+            fields = [by_id[i].label for i in p.elements if i in by_id and by_id[i].role == "field"]
+            out.append(Suggestion("fill_form", p.evidence, {"fields": fields}, p.elements))
+    return out
+
+
+# Goal ranking ------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "to",
+        "of",
+        "for",
+        "on",
+        "in",
+        "at",
+        "by",
+        "and",
+        "or",
+        "my",
+        "me",
+        "i",
+        "this",
+        "that",
+        "it",
+        "is",
+        "be",
+        "with",
+        "from",
+        "page",
+    ]
+)
+# What each suggestion helps with, in a user's words: a goal near one lifts its elements.
+_INTENTS = {
+    "accept_cookies": "accept cookies, agree to the cookie consent banner",
+    "close_dialog": "close the popup dialog",
+    "search": "search for something, find an item by name",
+    "extract_products": "find a product, compare prices, open a product",
+    "open_result": "open a result from the list",
+    "next_page": "go to the next page of results, see more",
+    "load_more": "load more results, show more items",
+    "filter": "filter the results by brand, size, colour, category or price",
+    "sort": "sort the results by price or rating, order by",
+    "log_in": "log in, sign in to my account with username and password",
+    "add_to_cart": "add to cart, buy, purchase, checkout",
+    "open_cart": "view the shopping cart or basket, checkout",
+    "open_tab": "switch to another tab",
+    "expand_sections": "expand a section, show details, read the answer",
+    "open_item": "open an item to see its details",
+    "fill_form": "fill in the form and submit it",
+}
+
+
+# Words that name an intent outright: the model reads short goals loosely ("search for trail
+# shoes" sat nearer to "view the cart" than to "search"), so a cue counts as a strong match.
+_CUES = {
+    "accept_cookies": re.compile(r"\b(cookies?|consent|gdpr)\b", re.I),
+    "close_dialog": re.compile(r"\b(close|dismiss)\b.{0,20}\b(dialog|popup|pop-up|modal)\b", re.I),
+    "search": re.compile(r"\b(search|look up|look for|find)\b", re.I),
+    "next_page": re.compile(r"\bnext( page)?\b|\bpage \d+\b|\bmore results\b", re.I),
+    "load_more": re.compile(r"\b(load|show|see) more\b", re.I),
+    "filter": re.compile(r"\b(filter|only|narrow|refine)\b", re.I),
+    "sort": re.compile(r"\b(sort|order by|cheapest|most expensive|lowest price|highest)\b", re.I),
+    "log_in": re.compile(r"\b(log ?in|sign ?in|login|my account)\b", re.I),
+    "add_to_cart": re.compile(r"\b(add .{0,40}\b(cart|basket|bag)|buy|purchase)\b", re.I),
+    "open_cart": re.compile(r"\b(cart|basket|checkout)\b", re.I),
+    "open_tab": re.compile(r"\btab\b", re.I),
+    "expand_sections": re.compile(r"\b(expand|faq)\b", re.I),
+    "fill_form": re.compile(r"\b(fill|form|submit|enter|sign ?up|register|contact)\b", re.I),
+}
+_NEVER = re.compile(r"(?!)")
+CUE = 0.8  # what a cue counts as, against the model's cosine similarity
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _terms(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def _cos(a: Vector, b: Vector) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a)) or 1.0
+    nb = math.sqrt(sum(y * y for y in b)) or 1.0
+    return dot / (na * nb)
+
+
+_WHAT = {
+    "search_box": "search box",
+    "pagination": "next page",
+    "cookie_dismiss": "accept cookies",
+    "filter": "filter",
+    "sort": "sort by",
+    "load_more": "load more",
+    "tab": "tab",
+}
+
+
+def describe(e: Element) -> str:
+    """An element in words, as the embedding model reads it against a goal."""
+    what = _WHAT.get(e.role, e.type)
+    parts = [f"{what}: {e.label}" if e.label else what]
+    if e.context:
+        parts.append(e.context[:120])
+    if e.options:
+        parts.append("options " + ", ".join(e.options[:8]))
+    if e.region:
+        parts.append(f"in {e.region}")
+    return " | ".join(parts)
+
+
+class GoalRanker:
+    """Orders elements for a goal: the embedding model on an element's label and context, the
+    goal's words, and the page's patterns. Embeddings of element texts are cached (pages repeat
+    their chrome); at most `embed_limit` new texts are embedded per scan, chosen by word overlap
+    and pattern first, so a page of thousands of elements stays fast."""
+
+    def __init__(
+        self,
+        embed: Callable[[Sequence[str]], Sequence[Vector]],
+        embed_limit: int = 96,
+        cache_size: int = 20_000,
+    ) -> None:
+        self._embed = embed
+        self._limit = embed_limit
+        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self._size = cache_size
+        self._intents: dict[str, Vector] = {}
+
+    def _vectors(self, texts: Sequence[str]) -> dict[str, Vector]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if missing:
+            for text, vector in zip(missing, self._embed(missing), strict=True):
+                self._cache[text] = vector
+        out = {}
+        for t in texts:
+            self._cache.move_to_end(t)
+            out[t] = self._cache[t]
+        while len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+        return out
+
+    def rank(
+        self, elements: list[Element], goal: str, hints: list[Suggestion]
+    ) -> tuple[list[Element], list[Suggestion]]:
+        """Elements best first for `goal`, each with its score; suggestions reordered by how
+        well they serve the goal (blockers stay first)."""
+        if not self._intents:
+            self._intents = dict(zip(_INTENTS, self._embed(list(_INTENTS.values())), strict=True))
+        goal_terms = _terms(goal)
+        texts = {e.id: describe(e) for e in elements}
+        lexical = {}
+        for e in elements:
+            label, around = _terms(e.label), _terms(texts[e.id])
+            hit = sum(1.0 if t in label else 0.5 if t in around else 0.0 for t in goal_terms)
+            lexical[e.id] = hit / max(1, len(goal_terms))
+        members: dict[int, list[str]] = {}
+        for s in hints:
+            for i in s.elements:
+                members.setdefault(i, []).append(s.name)
+        # Which texts to embed: what shares the goal's words and what the patterns name, then
+        # the rest in document order, visible first.
+        order = sorted(
+            elements,
+            key=lambda e: (-lexical[e.id], e.id not in members, not e.visible, e.id),
+        )
+        chosen: list[str] = []
+        seen: set[str] = set()
+        new = 0
+        for e in order:
+            t = texts[e.id]
+            if t in seen:
+                continue
+            if t not in self._cache:
+                if new >= self._limit:
+                    continue
+                new += 1
+            seen.add(t)
+            chosen.append(t)
+        vectors = self._vectors([goal, *chosen])
+        g = vectors[goal]
+        intent = {
+            name: max(_cos(g, v), CUE if _CUES.get(name, _NEVER).search(goal) else 0.0)
+            for name, v in self._intents.items()
+        }
+        scored = []
+        for e in elements:
+            t = texts[e.id]
+            semantic = _cos(g, vectors[t]) if t in vectors else 0.0
+            affinity = max([intent.get(name, 0.0) - 0.2 for name in members.get(e.id, ())] or [0])
+            affinity = max(0.0, affinity)
+            score = 0.6 * semantic + 0.3 * lexical[e.id] + 0.4 * affinity
+            score += 0.05 if e.visible else -0.25
+            scored.append(_with(e, score=round(score, 4)))
+        scored.sort(key=lambda e: (-e.score, e.id))
+        blockers = [s for s in hints if s.name in ("accept_cookies", "close_dialog")]
+        rest = sorted(
+            (s for s in hints if s not in blockers), key=lambda s: -intent.get(s.name, 0.0)
+        )
+        return scored, blockers + rest
+
+
+# Reading a DOM in Chromium ---------------------------------------------------------------------
+
+
+class DomScanner:
+    """Runs `SCAN` on a DOM an agent sent: the DOM is served as the page's own document at its
+    URL (so links resolve and same-origin checks hold) in a Chromium with scripts off and every
+    other request refused. Started on first use; `pages` scans run at once."""
+
+    def __init__(self, options: BrowserOptions, pages: int = 2, timeout_s: float = 10.0) -> None:
+        self._options = options
+        self._timeout_ms = timeout_s * 1000
+        self._lock = asyncio.Lock()
+        self._pool: asyncio.Queue[Any] = asyncio.Queue()
+        self._pages = max(1, pages)
+        self._started = False
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._docs: dict[Any, tuple[str, str]] = {}
+
+    async def _start(self) -> None:
+        async with self._lock:
+            if self._started:
+                return
+            self._playwright, self._browser = await launch_browser(self._options)
+            context = await self._browser.new_context(java_script_enabled=False)
+            for _ in range(self._pages):
+                page = await context.new_page()
+                await page.route("**/*", self._serve(page))
+                self._pool.put_nowait(page)
+            self._started = True
+
+    def _serve(self, page: Any) -> Callable[[Any], Any]:
+        async def serve(route: Any) -> None:
+            url, dom = self._docs.get(page, ("", ""))
+            request = route.request
+            if request.is_navigation_request() and request.frame == page.main_frame and url:
+                await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=dom)
+            else:
+                await route.abort()
+
+        return serve
+
+    async def scan(self, url: str, dom: str) -> dict[str, Any]:
+        """The scanner's raw result for `dom` as the page at `url` (http or https)."""
+        import json  # noqa: PLC0415
+
+        if not self._started:
+            await self._start()
+        page = await self._pool.get()
+        try:
+            self._docs[page] = (url, dom)
+            await page.goto(url, wait_until="domcontentloaded", timeout=self._timeout_ms)
+            raw: dict[str, Any] = json.loads(await page.evaluate(_SCAN_JSON))
+            return raw
+        finally:
+            self._docs.pop(page, None)
+            self._pool.put_nowait(page)
+
+    async def aclose(self) -> None:
+        if self._browser is not None:
+            with contextlib.suppress(Exception):
+                await self._browser.close()
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):
+                await self._playwright.stop()
+        self._browser = self._playwright = None
+        self._started = False
+
+
+# A string crosses from the page faster than a large object does (Playwright's serializer).
+_SCAN_JSON = "() => JSON.stringify((" + SCAN + ")())"
+
+
+def check_dom(dom: str) -> None:
+    """InvalidDomError unless `dom` reads as HTML."""
+    if "\x00" in dom:
+        raise InvalidDomError("dom holds NUL bytes: send document.documentElement.outerHTML")
+    if not re.search(r"<\s*[a-zA-Z!]", dom[:100_000]):
+        raise InvalidDomError("dom has no HTML tags: send document.documentElement.outerHTML")
+
+
+def read_scan(raw: dict[str, Any], url: str) -> PageScan:
+    """Elements, patterns and suggestions from the scanner's raw result; InvalidDomError when
+    the page has nothing an agent could act on."""
+    elements = elements_of(raw)
+    if not elements:
+        raise InvalidDomError(
+            "the dom has no element an agent could act on (no links, buttons or form fields)"
+        )
+    patterns = page_patterns(raw, elements)
+    return PageScan(
+        url=url,
+        title=raw.get("title", ""),
+        elements=elements,
+        patterns=patterns,
+        suggestions=suggestions(patterns, elements),
+        raw_counts=dict(Counter(e.type for e in elements)),
+    )
+
+
+def render(scan: PageScan, shown: list[Element], total: int, offset: int, goal: str | None) -> str:
+    """The scan as compact text for a prompt."""
+    counts = ", ".join(f"{t}: {n}" for t, n in Counter(e.type for e in scan.elements).most_common())
+    first, last = offset + 1, offset + len(shown)
+    head = f"# Showing {len(shown)} of {total} elements"
+    if shown:
+        head += f" ({first}-{last})"
+    lines = [head + f"; {counts}" + (f"; ranked for goal: {goal}" if goal else "")]
+    if last < total:
+        lines.append(f"# To see more: scan again with offset={last}, or scroll and scan")
+    if scan.patterns:
+        lines.append("# Patterns: " + "; ".join(f"{p.type} ({p.evidence})" for p in scan.patterns))
+    for s in scan.suggestions[:6]:
+        refs = ", ".join(f"[{i}]" for i in s.elements[:5])
+        lines.append(f"# Suggest {s.name}: {s.reason}" + (f" -> {refs}" if refs else ""))
+    for e in shown:
+        text = f'[{e.id}] {e.type} "{e.label}"'
+        if e.role not in (e.type, "button", "link", "field"):
+            text += f" ({e.role})"
+        if e.context:
+            text += f" in item: {e.context[:80]}"
+        if e.region:
+            text += f" @{e.region}"
+        if not e.visible:
+            text += " hidden"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+@dataclass
+class ScanAnswer:
+    """What `POST /agent/scan` returns: a page of the (goal-ranked) elements and the whole
+    page's patterns and suggestions."""
+
+    summary: dict[str, Any]
+    patterns: list[Pattern]
+    suggestions: list[Suggestion]
+    elements: list[Element]
+    text: str
+
+
+def answer(
+    scan: PageScan,
+    ranker: GoalRanker | None,
+    goal: str | None,
+    max_elements: int = 50,
+    offset: int = 0,
+    viewport_only: bool = False,
+    viewport_height: int = 720,
+) -> ScanAnswer:
+    """`max_elements` elements from `offset`: ranked for `goal` when one is given, else in
+    document order with visible ones first; `viewport_only` keeps what shows on the first screen."""
+    filters = []
+    pool = scan.elements
+    if viewport_only:
+        pool = [e for e in pool if e.visible and e.top < viewport_height]
+        filters.append(f"viewportOnly (top < {viewport_height}px)")
+    hints = scan.suggestions
+    if goal and goal.strip() and ranker is not None and pool:
+        ranked, hints = ranker.rank(pool, goal, hints)
+        filters.append("rankedForGoal")
+    else:
+        ranked = sorted(pool, key=lambda e: (not e.visible, e.id))
+    shown = ranked[offset : offset + max_elements]
+    total = len(pool)
+    remaining = max(0, total - offset - len(shown))
+    page_controls = [s.name for s in hints if s.name in ("next_page", "load_more")]
+    summary = {
+        "totalElements": len(scan.elements),
+        "includedElements": len(shown),
+        "elementTypes": dict(Counter(e.type for e in scan.elements).most_common()),
+        "filtersApplied": filters,
+        "paginationHints": {
+            "offset": offset,
+            "nextOffset": offset + len(shown) if remaining else None,
+            "remaining": remaining,
+            "pageControls": page_controls,
+        },
+    }
+    result = PageScan(scan.url, scan.title, scan.elements, scan.patterns, hints, scan.raw_counts)
+    text = render(result, shown, total, offset, goal)
+    return ScanAnswer(summary, scan.patterns, hints, shown, text)

@@ -1,0 +1,176 @@
+"""POST /agent/scan and /agent/context with a DOM: the agent's own page read by the explorer's
+scanner in real headless Chromium, ranked for a goal with the real embedding model; paging,
+the first screen, patterns, suggestions, the prompt text, the snapshot it stores, and the
+errors for DOMs that are too large, not HTML or have nothing to act on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from fastapi.testclient import TestClient
+
+from crawl import BrowserOptions, browser_missing
+
+pytestmark = pytest.mark.skipif(
+    browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
+)
+
+URL = "https://shop.example.test/shoes?page=1"
+PRODUCTS = ["Red Nike", "Blue Adidas", "Green Puma", "Black Asics", "White Reebok", "Grey Vans"]
+SHOP = (
+    """<html><head><title>Running shoes</title></head><body>
+<div id="cookie-banner"><p>We use cookies to improve your visit.</p>
+<button>Accept all</button><button>Cookie settings</button></div>
+<header><a href="/">Shoe shop</a>
+<form role="search" action="/search"><input type="search" name="q" placeholder="Search products">
+<button>Search</button></form><a href="/login">Sign in</a><a href="/cart">Cart (0)</a></header>
+<aside class="filters"><h2>Filters</h2>
+<label><input type="checkbox" name="brand" value="nike"> Nike</label>
+<label><input type="checkbox" name="brand" value="adidas"> Adidas</label>
+<label><input type="checkbox" name="colour" value="red"> Red</label></aside>
+<main><label>Sort by <select name="sort"><option>Relevance</option>
+<option>Price: low to high</option><option>Newest</option></select></label>
+<ul class="results">"""
+    + "".join(
+        f'<li class="card"><a href="/p/{i}">{name} running shoe</a>'
+        f'<span class="price">${40 + i}.99</span><button>Add to cart</button></li>'
+        for i, name in enumerate(PRODUCTS)
+    )
+    + """</ul><nav class="pagination" aria-label="Pagination"><a href="?page=1">1</a>
+<a href="?page=2">2</a><a href="?page=2" rel="next">Next</a></nav>
+<div style="margin-top: 3000px"><a href="/about">About the shop</a></div></main></body></html>"""
+)
+
+
+def scan(client: TestClient, dom: str = SHOP, **extra: object) -> dict:
+    response = client.post("/agent/scan", json={"url": URL, "dom": dom, **extra})
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def test_scan_ranks_the_right_element_first_for_the_goal(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    found = scan(client, goal="add the red Nike shoes to my cart", maxElements=5)
+    first = found["elements"][0]
+    assert (first["label"], first["type"]) == ("Add to cart", "button"), found["text"]
+    assert first["context"].startswith("Red Nike running shoe $40.99"), first
+    assert first["score"] > found["elements"][-1]["score"]
+    nxt = scan(client, goal="go to the next page of results", maxElements=3)["elements"][0]
+    assert (nxt["label"], nxt["role"]) == ("Next", "pagination")
+    box = scan(client, goal="search for trail shoes", maxElements=3)["elements"][0]
+    assert (box["type"], box["role"]) == ("search", "search_box")
+    adidas = scan(client, goal="show only Adidas shoes", maxElements=3)["elements"][0]
+    assert (adidas["label"], adidas["type"], adidas["region"]) == (
+        "Adidas",
+        "checkbox",
+        "aside: Filters",
+    )
+
+
+def test_scan_reads_the_page_patterns_and_suggests_next_actions(
+    make_client: Callable[..., TestClient],
+) -> None:
+    found = scan(make_client(), goal="buy the cheapest shoes")
+    patterns = {p["type"]: p for p in found["patterns"]}
+    assert set(patterns) >= {
+        "cookie_banner",
+        "search",
+        "login",
+        "product_listing",
+        "pagination",
+        "filters",
+        "sort",
+        "cart",
+    }, patterns
+    assert patterns["product_listing"]["count"] == 6
+    assert patterns["filters"]["count"] == 3
+    by_id = {e["id"]: e for e in found["elements"]}
+    suggestions = found["suggestions"]
+    assert suggestions[0]["name"] == "accept_cookies"  # a blocker comes first
+    assert suggestions[0]["reason"] == "a consent banner blocks the page"
+    assert by_id[suggestions[0]["elements"][0]]["label"] == "Accept all"
+    named = {s["name"]: s for s in suggestions}
+    assert named["extract_products"]["reason"] == "6 product links with prices"
+    assert named["sort"]["parameters"]["options"] == ["Relevance", "Price: low to high", "Newest"]
+    assert named["filter"]["parameters"]["options"] == ["Nike", "Adidas", "Red"]
+    assert by_id[named["next_page"]["elements"][0]]["label"] == "Next"
+
+
+def test_scan_pages_through_elements_and_keeps_to_the_first_screen(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    first = scan(client, maxElements=10)
+    summary = first["summary"]
+    total = summary["totalElements"]
+    assert total == sum(summary["elementTypes"].values()) > 20
+    assert summary["includedElements"] == 10
+    assert summary["paginationHints"] == {
+        "offset": 0,
+        "nextOffset": 10,
+        "remaining": total - 10,
+        "pageControls": ["next_page"],
+    }
+    assert first["text"].startswith(f"# Showing 10 of {total} elements (1-10)")
+    assert "# To see more: scan again with offset=10" in first["text"]
+    assert [e["id"] for e in first["elements"]] == list(range(10))  # no goal: document order
+    rest = scan(client, maxElements=500, offset=10)
+    ids = [e["id"] for e in first["elements"] + rest["elements"]]
+    assert sorted(ids) == list(range(total))  # every element once
+    assert rest["summary"]["paginationHints"]["nextOffset"] is None
+    screen = scan(client, viewportOnly=True, maxElements=500)
+    labels = {e["label"] for e in screen["elements"]}
+    assert "Accept all" in labels and "About the shop" not in labels
+    assert screen["summary"]["filtersApplied"] == ["viewportOnly (top < 720px)"]
+
+
+def test_scan_refuses_doms_it_cannot_use(make_client: Callable[..., TestClient]) -> None:
+    client = make_client(spa={"max_dom_bytes": 1000})
+    big = client.post("/agent/scan", json={"url": URL, "dom": SHOP})
+    assert big.status_code == 413 and big.json()["error"] == "too_large", big.text
+    assert "1000-byte limit" in big.json()["message"]
+    text = client.post("/agent/scan", json={"url": URL, "dom": "just some words"})
+    assert text.status_code == 422 and text.json()["error"] == "invalid_dom"
+    assert "no HTML tags" in text.json()["message"]
+    inert = client.post("/agent/scan", json={"url": URL, "dom": "<p>Nothing to click.</p>"})
+    assert inert.status_code == 422 and inert.json()["error"] == "invalid_dom"
+    assert "no element an agent could act on" in inert.json()["message"]
+    missing = client.post("/agent/scan", json={"url": URL})
+    assert missing.status_code == 422 and "dom" in missing.json()["message"], missing.text
+    bad_url = client.post("/agent/scan", json={"url": "not a url", "dom": SHOP[:900]})
+    assert bad_url.status_code == 422 and "not a url" in bad_url.json()["message"], bad_url.text
+    many = client.post("/agent/scan", json={"url": URL, "dom": "<a href=/>x</a>", "maxElements": 0})
+    assert many.status_code == 422 and "maxElements" in many.json()["message"], many.text
+
+
+def test_context_with_a_dom_scans_it_and_stores_it_as_a_snapshot(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    body = {"url": URL, "goal": "add the red Nike shoes to my cart", "dom": SHOP}
+    context = client.post("/agent/context", json={**body, "maxElements": 4})
+    assert context.status_code == 200, context.text
+    data = context.json()
+    assert data["scan"]["elements"][0]["context"].startswith("Red Nike running shoe")
+    assert len(data["scan"]["elements"]) == 4
+    assert data["snapshot"]["phase"] == "initial" and data["snapshot"]["chunks"] >= 1
+    # What the agent saw is now knowledge of the page, found by the same call.
+    assert any("Red Nike running shoe" in c["text"] for c in data["chunks"]), data["chunks"]
+    after = SHOP.replace("Cart (0)", "Cart (1)").replace(
+        "<main>", "<main><p>Red Nike running shoe was added to your cart.</p>"
+    )
+    second = client.post(
+        "/agent/context",
+        json={**body, "dom": after, "lastAction": "click(body > main > ul > li > button)"},
+    ).json()
+    assert second["snapshot"]["phase"] == "post_interaction"
+    assert second["snapshot"]["documentId"] is not None  # something new was stored
+    found = client.get(
+        "/knowledge/resolve", params={"url": URL, "query": "was the shoe added to the cart?"}
+    ).json()["chunks"]
+    assert any("added to your cart" in c["text"] for c in found[:3]), found
+    plain = client.post("/agent/context", json={"url": URL, "goal": "x"}).json()
+    assert plain["scan"] is None and plain["snapshot"] is None
