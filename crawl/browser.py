@@ -82,7 +82,7 @@ def needs_render(soup: Any) -> bool:
     return True
 
 
-async def launch_browser(options: BrowserOptions) -> tuple[Any, Any]:
+async def launch_browser(options: BrowserOptions, *extra_args: str) -> tuple[Any, Any]:
     """Playwright and a headless Chromium with no network of its own; BrowserUnavailableError
     when Chromium is missing or does not start."""
     if problem := browser_missing(options):
@@ -92,7 +92,9 @@ async def launch_browser(options: BrowserOptions) -> tuple[Any, Any]:
     playwright = await async_playwright().start()
     try:
         browser = await playwright.chromium.launch(
-            executable_path=options.executable_path, args=list(CHROMIUM_ARGS), timeout=30_000
+            executable_path=options.executable_path,
+            args=[*CHROMIUM_ARGS, *extra_args],
+            timeout=30_000,
         )
     except Exception as exc:
         await playwright.stop()

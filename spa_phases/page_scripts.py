@@ -264,6 +264,7 @@ SCAN = (
     if (!t && by) { const l = document.getElementById(by.split(' ')[0]); if (l) t = l.textContent; }
     return clean(t || el.getAttribute('placeholder') || el.getAttribute('title') || el.getAttribute('name') || '', 80);
   };
+  const RICH = 'h2, h3, h4, h5, time, img, cite, [class*=price i], [class*=date i], [class*=snippet i], [class*=desc i], [class*=summary i]';
   const items = new Map();  // item element -> index in `lists`
   const lists = [];
   const listOf = (item) => {
@@ -273,7 +274,11 @@ SCAN = (
     if (index < 0) {
       const peers = Array.from(parent.children).filter(c => signature(c) === signature(item));
       const prices = peers.filter(p => PRICE.test(p.textContent)).length;
-      index = lists.push({el: parent, sig: signature(item), selector: selectorOf(parent), items: peers.length, prices,
+      // Items that say more than a link: a heading, a snippet, a date, an image, a price.
+      const rich = peers.filter(p => p.querySelector(RICH)).length;
+      // Document sections repeat too, but read long: listing items are short.
+      const length = Math.round(peers.slice(0, 50).reduce((n, p) => n + p.textContent.length, 0) / Math.min(50, peers.length));
+      index = lists.push({el: parent, sig: signature(item), selector: selectorOf(parent), tag: item.tagName.toLowerCase(), items: peers.length, prices, rich, length,
                           visible: peers.filter(visible).length, region: regionOf(parent)}) - 1;
     }
     items.set(item, index);
