@@ -106,14 +106,22 @@ const visible = (el) => {
 const NAV = 'nav, aside, [role=navigation], [role=tree], [class*=sidebar i], [id*=sidebar i], [class*=toc i], [class*=menu i]';
 // The nearest container that tells equal controls apart: a repeated block (an API operation,
 // a card), a list item, a section or an element with a stable id.
+// How many of a parent's children share a tag and class attribute, counted once per parent.
+const classCounts = new WeakMap();
+const sameClass = (el) => {
+  const parent = el.parentElement;
+  let counts = classCounts.get(parent);
+  if (!counts) {
+    counts = new Map();
+    for (const c of parent.children) { const k = c.tagName + ' ' + c.className; counts.set(k, (counts.get(k) || 0) + 1); }
+    classCounts.set(parent, counts);
+  }
+  return counts.get(el.tagName + ' ' + el.className) || 0;
+};
 const containerOf = (el) => {
   for (let cur = el.parentElement; cur && cur !== document.body; cur = cur.parentElement) {
     if (stableId(cur) || cur.matches('section, article, li, tr, details, [role=listitem], [role=row], [role=tabpanel]')) return cur;
-    const parent = cur.parentElement;
-    if (parent && cur.className && typeof cur.className === 'string') {
-      const same = Array.from(parent.children).filter(c => c.tagName === cur.tagName && c.className === cur.className);
-      if (same.length >= 2) return cur;
-    }
+    if (cur.parentElement && cur.className && typeof cur.className === 'string' && sameClass(cur) >= 2) return cur;
   }
   return null;
 };

@@ -68,7 +68,14 @@ def test_one_call_gives_knowledge_skill_hints_and_the_site_model(
     assert model["pageType"] == "list_detail" and model["bindings"]["LIST_ITEM"]
     assert model["behaviours"][0]["confirmed"]  # confirmed behaviours first
     other = client.post("/agent/context", json={"url": "https://other.test/", "goal": "x"})
-    assert other.json() == {"chunks": [], "hasOrgKnowledge": False, "skills": [], "siteModel": None}
+    assert other.json() == {
+        "chunks": [],
+        "hasOrgKnowledge": False,
+        "skills": [],
+        "siteModel": None,
+        "scan": None,  # no dom sent
+        "snapshot": None,
+    }
 
 
 def test_the_parameter_variant_finds_the_chunk_holding_the_value(

@@ -44,10 +44,26 @@ def not_lores_server_error(ctx: CheckContext, response: Response, case: schemath
     checks.not_a_server_error(ctx, response, case)
 
 
+# uvicorn's HTTP parser refuses a request it cannot read (here: a query string of 73 kB of
+# 4-byte characters) before lore sees it, with its own plain-text 400.
+REFUSED_BY_THE_HTTP_SERVER = b"Invalid HTTP request received."
+
+
+@schemathesis.check
+def content_type_of_lores_answers(
+    ctx: CheckContext, response: Response, case: schemathesis.Case
+) -> None:
+    """Every answer of lore's is JSON as documented; the HTTP server's own refusal of a request
+    it could not parse is not lore's answer."""
+    if response.status_code == 400 and response.content == REFUSED_BY_THE_HTTP_SERVER:
+        return
+    checks.content_type_conformance(ctx, response, case)
+
+
 CHECKS = [
     not_lores_server_error,
     checks.status_code_conformance,
-    checks.content_type_conformance,
+    content_type_of_lores_answers,
     checks.response_schema_conformance,
     checks.response_headers_conformance,
     checks.ignored_auth,
