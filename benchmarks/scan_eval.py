@@ -60,7 +60,7 @@ def matches(element: Any, case: dict[str, Any]) -> bool:
 async def quality() -> None:
     data = json.loads(CASES.read_text())
     scanner = DomScanner(BrowserOptions())
-    ranker = GoalRanker(make_embedder(Settings()).embed_batch)
+    embed = make_embedder(Settings()).embed_batch
     scans = {}
     for name, spec in data["pages"].items():
         raw = await scanner.scan(spec["url"], page_html(spec))
@@ -72,6 +72,8 @@ async def quality() -> None:
         scan = scans[case["page"]]
         if not any(matches(e, case) for e in scan.elements):
             sys.exit(f"case {case} names no element of its page: fix the label")
+        # A ranker of its own for every case: no element text is cached from an earlier one.
+        ranker = GoalRanker(embed)
         ranked = answer(scan, ranker, case["goal"], max_elements=len(scan.elements)).elements
         rank = next(i for i, e in enumerate(ranked, 1) if matches(e, case))
         ranks.append(rank)
@@ -163,15 +165,25 @@ def latency(runs: int) -> None:
                     f"{len(dom) // 1024} KiB, {runs} runs each, one client:"
                 )
                 goals = ["add trail shoe model 417 to the cart", "next page", "search"]
-                for label, with_goal in (("no goal", False), ("with a goal", True)):
+                runs_of = (
+                    ("new DOM, no goal", True, False),
+                    ("new DOM, new goal", True, True),
+                    ("same DOM, next offset, new goal", False, True),
+                )
+                for label, new_dom, with_goal in runs_of:
                     times = []
                     for i in range(runs):
-                        # A new goal every time: nothing of the goal's is cached.
-                        goal = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
+                        # A DOM that differs every time is scanned afresh; the same DOM again
+                        # (an agent paging through elements) is read from the latest scans.
+                        page = dom.replace("</body>", f"<!-- {i} --></body>") if new_dom else dom
+                        extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
+                        if not new_dom:
+                            extra["offset"] = 50 * (i % 10)
                         start = time.perf_counter()
-                        client.post("/agent/scan", json={**body, **goal}).raise_for_status()
-                        times.append((time.perf_counter() - start) * 1000)
-                    print(f"  {label:12s} {summary_ms([t / 1000 for t in times])}")
+                        reply = client.post("/agent/scan", json={**body, "dom": page, **extra})
+                        reply.raise_for_status()
+                        times.append(time.perf_counter() - start)
+                    print(f"  {label:32s} {summary_ms(times)}")
         finally:
             proc.terminate()
             proc.wait(timeout=60)

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
 import math
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from crawl import BrowserOptions, launch_browser
 from spa_phases.errors import SnapshotError
@@ -539,8 +543,19 @@ def _stem(word: str) -> str:
     return word
 
 
-def _terms(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+@functools.lru_cache(maxsize=50_000)
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP)
+
+
+def _cosines(goal: Vector, vectors: Sequence[Vector]) -> list[float]:
+    """Cosine similarity of `goal` with each vector, at once (a page has thousands)."""
+    if not vectors:
+        return []
+    matrix = np.asarray(vectors, dtype=np.float32)
+    g = np.asarray(goal, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * (float(np.linalg.norm(g)) or 1.0)
+    return [float(x) for x in (matrix @ g) / np.where(norms == 0, 1.0, norms)]
 
 
 def _cos(a: Vector, b: Vector) -> float:
@@ -583,7 +598,7 @@ class GoalRanker:
     def __init__(
         self,
         embed: Callable[[Sequence[str]], Sequence[Vector]],
-        embed_limit: int = 96,
+        embed_limit: int = 32,
         cache_size: int = 20_000,
     ) -> None:
         self._embed = embed
@@ -648,10 +663,11 @@ class GoalRanker:
             name: max(_cos(g, v), CUE if _CUES.get(name, _NEVER).search(goal) else 0.0)
             for name, v in self._intents.items()
         }
+        similarity = dict(zip(chosen, _cosines(g, [vectors[t] for t in chosen]), strict=True))
         scored = []
         for e in elements:
             t = texts[e.id]
-            semantic = _cos(g, vectors[t]) if t in vectors else 0.0
+            semantic = similarity.get(t, 0.0)
             affinity = max([intent.get(name, 0.0) - 0.2 for name in members.get(e.id, ())] or [0])
             affinity = max(0.0, affinity)
             score = 0.6 * semantic + 0.3 * lexical[e.id] + 0.6 * affinity
@@ -670,6 +686,9 @@ class GoalRanker:
 # Reading a DOM in Chromium ---------------------------------------------------------------------
 
 
+RECENT_SCANS = 16
+
+
 class DomScanner:
     """Runs `SCAN` on a DOM an agent sent: the DOM is served as the page's own document at its
     URL (so links resolve and same-origin checks hold) in a Chromium with scripts off and every
@@ -685,6 +704,9 @@ class DomScanner:
         self._playwright: Any = None
         self._browser: Any = None
         self._docs: dict[Any, tuple[str, str]] = {}
+        # The latest scans by URL and DOM: an agent paging through elements (`offset`) or
+        # asking with another goal sends the same DOM again.
+        self._recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
 
     async def _start(self) -> None:
         async with self._lock:
@@ -717,6 +739,10 @@ class DomScanner:
         """The scanner's raw result for `dom` as the page at `url` (http or https)."""
         import json  # noqa: PLC0415
 
+        key = (url, hashlib.sha256(dom.encode("utf-8", "replace")).hexdigest())
+        if (seen := self._recent.get(key)) is not None:
+            self._recent.move_to_end(key)
+            return seen
         if not self._started:
             await self._start()
         page = await self._pool.get()
@@ -724,10 +750,21 @@ class DomScanner:
             self._docs[page] = (url, dom)
             await page.goto(url, wait_until="domcontentloaded", timeout=self._timeout_ms)
             raw: dict[str, Any] = json.loads(await page.evaluate(_SCAN_JSON))
-            return raw
         finally:
             self._docs.pop(page, None)
             self._pool.put_nowait(page)
+        # What the page left out as empty comes back as the scanner's defaults.
+        raw["candidates"] = [{**_CANDIDATE, **c} for c in raw["candidates"]]
+        raw["fields"] = [{**_FIELD, **f} for f in raw["fields"]]
+        raw["contexts"] = [c or "" for c in raw["contexts"]]
+        raw["dialogs"] = [{"label": "", "cookie": False, **d} for d in raw["dialogs"]]
+        for name in ("banners", "pagers"):
+            raw[name] = [{"label": "", **b} for b in raw[name]]
+        raw["lists"] = [{"region": "", **g} for g in raw["lists"]]
+        self._recent[key] = raw
+        while len(self._recent) > RECENT_SCANS:
+            self._recent.popitem(last=False)
+        return raw
 
     async def aclose(self) -> None:
         if self._browser is not None:
@@ -741,7 +778,25 @@ class DomScanner:
 
 
 # A string crosses from the page faster than a large object does (Playwright's serializer).
-_SCAN_JSON = "() => JSON.stringify((" + SCAN + ")())"
+# Empty strings, false and -1 are left out of the string (a third of it on a long listing).
+_SCAN_JSON = (
+    "() => JSON.stringify((" + SCAN + ")(), "
+    "(k, v) => v === '' || v === false || v === -1 ? undefined : v)"
+)
+_CANDIDATE = {
+    **dict.fromkeys(("role", "label", "href", "list", "item", "container", "url", "region"), ""),
+    **dict.fromkeys(("visible", "disabled", "destructive", "nav", "chrome", "cookie"), False),
+    **dict.fromkeys(("dialog", "facet", "pressed"), False),
+    "context": -1,
+    "group": -1,
+}
+_FIELD = {
+    **dict.fromkeys(("name", "label", "placeholder", "region", "form"), ""),
+    **dict.fromkeys(("visible", "disabled", "search", "cookie", "dialog", "facet"), False),
+    "checked": False,
+    "context": -1,
+    "options": [],
+}
 
 
 def check_dom(dom: str) -> None:
