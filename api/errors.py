@@ -29,6 +29,7 @@ from retrieval import NotFoundError, RerankerError, StoreUnavailableError
 from spa_phases import (
     CaptureError,
     InvalidDomError,
+    ScanError,
     SnapshotError,
     SnapshotTooLargeError,
     SpaError,
@@ -71,6 +72,7 @@ _STATUS: list[tuple[type[Exception], int, str]] = [
     (InvalidDomError, 422, "invalid_dom"),
     (SnapshotError, 422, "invalid_snapshot"),
     (CaptureError, 502, "capture_failed"),
+    (ScanError, 502, "scan_failed"),
 ]
 
 

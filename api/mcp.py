@@ -71,8 +71,11 @@ def build_server(base_url: str, api_key: str | None = None) -> MCPServer:
         goal: Annotated[str | None, Field(description="Rank elements for this goal.")] = None,
         max_elements: Annotated[int, Field(ge=1, le=500, description="At most this many.")] = 50,
         offset: Annotated[int, Field(ge=0, description="Skip this many (the next page).")] = 0,
+        viewport_only: Annotated[
+            bool, Field(description="Only what shows on the first screen.")
+        ] = False,
     ) -> dict[str, Any]:
-        return dict(await send(calls.scan(url, dom, goal, max_elements, offset)))
+        return dict(await send(calls.scan(url, dom, goal, max_elements, offset, viewport_only)))
 
     @server.tool(description="The knowledge lore holds for a page, best first (org first).")
     async def resolve(

@@ -905,9 +905,12 @@ class ScanElementView(Model):
     type: str = Field(..., description="link, button, tab, text, search, checkbox, select, ...")
     role: str = Field(..., description="What it does here: pagination, cookie_dismiss, ...")
     label: str
-    selector: str = Field(..., description="A CSS selector for Playwright (`>>` into shadow DOM).")
+    selector: str = Field(..., description="A CSS selector for the element in the page.")
     region: str = Field(..., description="The landmark or section: 'nav', 'form: Sign in', ...")
-    visible: bool
+    visible: bool = Field(
+        ..., description="Laid out and not hidden (nor marked `data-lore-hidden` by the client)."
+    )
+    disabled: bool
     score: float = Field(..., description="Relevance to the goal (0 without one).")
     context: str = Field("", description="The repeated item around it: a product's name, price.")
     href: str = ""
@@ -977,6 +980,7 @@ class AgentScanResponse(Model):
                     selector=e.selector,
                     region=e.region,
                     visible=e.visible,
+                    disabled=e.disabled,
                     score=e.score,
                     context=e.context,
                     href=e.href,

@@ -93,6 +93,7 @@ from spa_phases import (
     SnapshotTooLargeError,
     answer,
     check_dom,
+    parse_scan,
     read_scan,
 )
 
@@ -666,21 +667,24 @@ class Lore:
         offset: int = 0,
         viewport_only: bool = False,
         limiter: Any = None,
+        require_elements: bool = True,
     ) -> ScanAnswer:
         """The agent's page as elements, patterns and suggested actions, ranked for `goal`
-        (ranking runs in a thread under `limiter`, with the searches)."""
+        (reading and ranking run in a thread under `limiter`, with the searches);
+        InvalidDomError for a page with nothing to act on unless `require_elements` is False."""
         canonical = canonicalize(url)
         self.check_domain(canonical)
         limit = self.settings.spa.max_dom_bytes
         if len(dom) > limit or len(dom.encode("utf-8", "replace")) > limit:
             raise SnapshotTooLargeError(f"dom is over the {limit}-byte limit")
         check_dom(dom)
-        raw = await self.scanner.scan(url, dom)
-        page = read_scan(raw, canonical)
-        return await anyio.to_thread.run_sync(
-            lambda: answer(page, self.ranker, goal, max_elements, offset, viewport_only),
-            limiter=limiter,
-        )
+        text = await self.scanner.scan(url, dom)
+
+        def read() -> ScanAnswer:
+            page = read_scan(parse_scan(text), canonical, require_elements)
+            return answer(page, self.ranker, goal, max_elements, offset, viewport_only)
+
+        return await anyio.to_thread.run_sync(read, limiter=limiter)
 
     def submit_capture(
         self, url: str, explore: bool = True, max_actions: int = 20, run_recipe: bool = True

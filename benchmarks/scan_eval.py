@@ -30,15 +30,46 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from _common import summary_ms
+from _common import DATA, serve_directory, summary_ms
 
 from api import Settings
 from api.service import make_embedder
 from crawl import BrowserOptions
-from spa_phases.scan import DomScanner, GoalRanker, answer, read_scan
+from spa_phases.page_scripts import SERIALIZE
+from spa_phases.scan import DomScanner, GoalRanker, answer, parse_scan, read_scan
 
 HERE = Path(__file__).parent
 CASES = HERE / "scan_cases.json"
+
+
+async def rendered_apps(pages: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """The DOM an agent's browser extension would send for each page rendered by an app from
+    the npm registry (`"app"`, `"spec"`: an OpenAPI spec of ../shared/data/spa), after the app
+    has drawn: served on 127.0.0.1 and rendered in Chromium with scripts on."""
+    wanted = {name: spec for name, spec in pages.items() if "app" in spec}
+    if not wanted:
+        return {}
+    from playwright.async_api import async_playwright  # noqa: PLC0415
+    from spa_eval import site_root  # noqa: PLC0415
+
+    out = {}
+    with tempfile.TemporaryDirectory() as work:
+        apps = sorted({spec["app"] for spec in wanted.values()})
+        server, base = serve_directory(site_root(DATA / "spa", Path(work), apps))
+        try:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path="/usr/bin/chromium")
+                for name, spec in wanted.items():
+                    page = await browser.new_page()
+                    url = f"{base}/sites/{spec['app']}/index.html?spec={spec['spec']}"
+                    await page.goto(url, wait_until="networkidle")
+                    await page.wait_for_timeout(1500)  # the app draws after its spec loads
+                    out[name] = await page.evaluate(SERIALIZE) or await page.content()
+                    await page.close()
+                await browser.close()
+        finally:
+            server.shutdown()
+    return out
 
 
 def page_html(spec: dict[str, Any]) -> str:
@@ -62,9 +93,10 @@ async def quality() -> None:
     scanner = DomScanner(BrowserOptions())
     embed = make_embedder(Settings()).embed_batch
     scans = {}
+    apps = await rendered_apps(data["pages"])
     for name, spec in data["pages"].items():
-        raw = await scanner.scan(spec["url"], page_html(spec))
-        scans[name] = read_scan(raw, spec["url"])
+        text = await scanner.scan(spec["url"], apps[name] if name in apps else page_html(spec))
+        scans[name] = read_scan(parse_scan(text), spec["url"])
     await scanner.aclose()
 
     ranks = []

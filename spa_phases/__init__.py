@@ -33,10 +33,12 @@ from spa_phases.scan import (
     PageScan,
     Pattern,
     ScanAnswer,
+    ScanError,
     Suggestion,
     answer,
     check_dom,
     page_patterns,
+    parse_scan,
     read_scan,
 )
 
@@ -65,6 +67,7 @@ __all__ = [
     "RecipeReport",
     "Region",
     "ScanAnswer",
+    "ScanError",
     "Snapshot",
     "SnapshotError",
     "SnapshotResult",
@@ -75,6 +78,7 @@ __all__ = [
     "answer",
     "check_dom",
     "page_patterns",
+    "parse_scan",
     "read_scan",
     "reads_like_instructions",
     "regions",

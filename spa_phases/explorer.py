@@ -32,6 +32,7 @@ from spa_phases.page_scripts import (
     SCAN,
     SERIALIZE,
     SIGNATURES,
+    UNMARK_HIDDEN,
 )
 from spa_phases.scan import page_patterns
 
@@ -254,7 +255,7 @@ class Explorer:
         self._opened: Counter[str] = Counter()  # list items opened per list
         self._first_scan: Scan | None = None
         self._last_scan: Scan | None = None
-        self._raw: dict[str, Any] | None = None  # the latest scan as the scanner returned it
+        self._raw: dict[str, Any] | None = None  # the first scan as the scanner returned it
 
     # observing ---------------------------------------------------------------------------------
 
@@ -279,7 +280,7 @@ class Explorer:
 
     async def scan(self) -> Scan:
         raw = await self.page.evaluate(SCAN)
-        self._raw = raw
+        self._raw = self._raw or raw  # the page as loaded: its patterns
         known = {f.name for f in fields(Candidate)}
         candidates = [
             Candidate(**{k: v for k, v in c.items() if k in known}) for c in raw["candidates"]
@@ -302,6 +303,7 @@ class Explorer:
     ) -> tuple[int, int]:
         await self.page.evaluate(MARK_HIDDEN)
         dom = await self.page.evaluate(SERIALIZE) or await self.page.content()
+        await self.page.evaluate(UNMARK_HIDDEN)
         return await self.sink(dom, trigger, supersede, route)
 
     # acting --------------------------------------------------------------------------------------

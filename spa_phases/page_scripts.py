@@ -126,7 +126,7 @@ const containerOf = (el) => {
   return null;
 };
 const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value || el.title || '')
-  .replace(/\s+/g, ' ').trim().slice(0, 80);
+  .replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, 80);
 """
 
 # Marks the topmost elements a person cannot see (computed style), for hidden-text safety.
@@ -153,6 +153,14 @@ MARK_HIDDEN = (
   if (document.body) walk(document.body);
   return marked;
 }"""
+)
+
+# The marks taken off again once the snapshot is serialised: left on, they would hide what a
+# later action reveals from the explorer's scan (which honours them, for agents' DOMs).
+UNMARK_HIDDEN = (
+    "() => {"
+    + _COMMON
+    + "for (const el of deepAll('[data-lore-hidden]')) el.removeAttribute('data-lore-hidden'); }"
 )
 
 # Every actionable element: selector, pattern, label and a summary by type; form fields; and
@@ -182,7 +190,7 @@ SCAN = (
   const order = new Map();  // document order, shared by controls and fields
   for (const el of deepAll(query + ', ' + FIELDS)) {
     order.set(el, order.size);
-    if (el.matches(FIELDS) && (!el.matches(query) || el.matches('[role=checkbox], [role=switch]'))) fieldEls.push(el);
+    if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
     else all.push(el);
   }
   // Signatures and sibling counts, computed once per element and per parent: a list of
@@ -213,7 +221,7 @@ SCAN = (
   // `#install` where an element has that id: it only scrolls (`#` alone is a script's link).
   const inPageAnchor = (href) => { try { return href.length > 1 && href[0] === '#' && !!document.getElementById(decodeURIComponent(href.slice(1))); } catch (e) { return false; } };
   const sameOrigin = (el) => { try { return new URL(el.href).origin === location.origin; } catch (e) { return false; } };
-  const clean = (t, n) => (t || '').replace(/\s+/g, ' ').trim().slice(0, n);
+  const clean = (t, n) => (t || '').replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, n);
   // Text with a space between elements' texts ("Red shoe $40.99 Add to cart"), without the
   // options of a select inside (a label's own words only).
   const textOf = (root, n) => {
@@ -243,18 +251,22 @@ SCAN = (
   // What an element sits inside (a consent banner, a dialog, a filter panel, navigation, a
   // landmark), worked out once per ancestor rather than by `closest` for every element.
   const within = new WeakMap();
-  const NONE = {cookie: null, dialog: false, facet: false, nav: false, region: null};
+  const NONE = {cookie: null, dialog: false, facet: false, nav: false, region: null, marked: false};
   const inside = (el) => {
     if (!el || el.nodeType !== 1) return NONE;
     let f = within.get(el);
     if (f) return f;
     const up = inside(el.parentElement);
     f = {cookie: up.cookie || (el.matches(COOKIE) ? el : null), dialog: up.dialog || el.matches(DIALOG),
+         marked: up.marked || el.hasAttribute('data-lore-hidden'),
          facet: up.facet || el.matches(FACETS), nav: up.nav || el.matches(NAV),
          region: el.matches(LANDMARK) ? el : up.region};
     within.set(el, f);
     return f;
   };
+  // Visible, and not marked hidden (`data-lore-hidden`) by the browser the DOM came from: an
+  // agent's DOM arrives without its stylesheets, so what they hide is marked before sending.
+  const shown_ = (el) => visible(el) && !inside(el).marked;
   // A repeated item (a product card, a result row): the nearest ancestor with 2+ siblings like it.
   const itemOf = (el) => {
     let cur = el;
@@ -306,7 +318,7 @@ SCAN = (
   for (const el of all) {
     // A list row whose own control is listed too: the control stands for the row.
     if (el.matches('li[data-id], tr[data-id]') && el.querySelector('a[href], button, [role=button]')) continue;
-    const isVisible = visible(el);
+    const isVisible = shown_(el);
     if (isVisible) shown++;
     const text = label(el) || clean(el.getAttribute('title') || el.getAttribute('alt') || (el.querySelector('img[alt]') || {}).alt, 80);
     const role = el.getAttribute('role') || '';
@@ -319,7 +331,8 @@ SCAN = (
     const itemSiblings = item ? sameSiblings(item) : 0;
     const inNav = at.nav;
     const aria = el.getAttribute('aria-label') || '';
-    if (inCookie && ACCEPT.test(text)) pattern = 'cookie_dismiss';
+    if (el.matches('input[type=submit], input[type=image]')) pattern = 'submit';
+    else if (inCookie && ACCEPT.test(text)) pattern = 'cookie_dismiss';
     else if (role === 'tab' || el.closest('[role=tablist]')) pattern = 'tab';
     else if (el.tagName === 'SUMMARY') pattern = 'details';
     else if (href && ROUTE.test(href)) pattern = href.replace(/^#!?\/?/, '') ? 'route' : 'link';
@@ -346,6 +359,8 @@ SCAN = (
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),
       context: repeated ? contextOf(repeated) : -1,
+      // Named by aria-label, it may say more in its text ("GET /pets": "Returns all pets").
+      text: el.hasAttribute('aria-label') ? textOf(el, 160) : '',
       group: repeated ? listOf(repeated) : -1,
       cookie: !!inCookie, dialog: at.dialog, facet: at.facet,
       pressed: el.getAttribute('aria-pressed') === 'true' || el.getAttribute('aria-current') === 'page' || el.getAttribute('aria-selected') === 'true',
@@ -359,8 +374,8 @@ SCAN = (
     const repeated = itemOf(el);
     fields.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), type, name: el.getAttribute('name') || el.id || '',
-      label: fieldLabel(el), placeholder: el.getAttribute('placeholder') || '', visible: visible(el),
-      disabled: !!el.disabled, region: regionOf(el), top: top(el), order: order.get(el), options,
+      label: fieldLabel(el), placeholder: el.getAttribute('placeholder') || '', visible: shown_(el),
+      disabled: !!el.disabled || !!el.closest('fieldset[disabled]') || el.getAttribute('aria-disabled') === 'true', region: regionOf(el), top: top(el), order: order.get(el), options,
       form: form ? selectorOf(form) : '', search: el.matches('input[type=search], [role=searchbox], [name*=search i], [placeholder*=search i], [aria-label*=search i], [name=q], [role=search] input') || !!el.closest('[role=search], form[action*=search i]'),
       context: repeated ? contextOf(repeated) : -1,
       cookie: !!inside(el).cookie, dialog: inside(el).dialog, facet: inside(el).facet,
@@ -368,11 +383,11 @@ SCAN = (
     });
   }
   const inputs = fields.filter(f => f.search && f.visible && f.type !== 'checkbox' && f.type !== 'radio').map(f => f.selector);
-  const dialogs = deepAll(DIALOG).filter(visible).map(d => ({selector: selectorOf(d), label: clean(d.getAttribute('aria-label') || (d.querySelector('h1, h2, h3, h4') || {}).textContent || d.textContent, 80), cookie: d.matches(COOKIE) || !!d.closest(COOKIE) || /\bcookies?\b|\bconsent\b/i.test(d.textContent.slice(0, 2000))}));
-  const banners = Array.from(document.querySelectorAll(COOKIE)).filter(b => visible(b) && !b.parentElement.closest(COOKIE) && /\bcookies?\b|\bconsent\b|\bprivacy\b/i.test(b.textContent) && b.textContent.length < 5000)
+  const dialogs = deepAll(DIALOG).filter(shown_).map(d => ({selector: selectorOf(d), label: clean(d.getAttribute('aria-label') || (d.querySelector('h1, h2, h3, h4') || {}).textContent || d.textContent, 80), cookie: d.matches(COOKIE) || !!d.closest(COOKIE) || /\bcookies?\b|\bconsent\b/i.test(d.textContent.slice(0, 2000))}));
+  const banners = Array.from(document.querySelectorAll(COOKIE)).filter(b => b !== document.documentElement && b !== document.body && shown_(b) && !(b.parentElement && b.parentElement.closest(COOKIE)) && /\bcookies?\b|\bconsent\b|\bprivacy\b/i.test(b.textContent) && b.textContent.length < 5000)
     .map(b => ({selector: selectorOf(b), label: clean(b.textContent, 80)}));
   const pagers = Array.from(document.querySelectorAll('[class*=pagination i], [class*=pager i], nav[aria-label*=pag i], [role=navigation][aria-label*=pag i]'))
-    .filter(p => !p.parentElement.closest('[class*=pagination i], [class*=pager i]')).map(p => ({selector: selectorOf(p), label: clean(p.textContent, 80)}));
+    .filter(p => p !== document.documentElement && p !== document.body && !(p.parentElement && p.parentElement.closest('[class*=pagination i], [class*=pager i]'))).map(p => ({selector: selectorOf(p), label: clean(p.textContent, 80)}));
   return {total: all.length, shown, byType, candidates, searchInputs: inputs, fields, contexts,
           lists: lists.map(({el, sig, ...rest}) => rest), dialogs, banners, pagers,
           title: document.title || '', viewport: {width: window.innerWidth, height: window.innerHeight}};

@@ -12,8 +12,9 @@ import asyncio
 import contextlib
 import functools
 import hashlib
-import math
+import json
 import re
+import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from crawl import BrowserOptions, launch_browser
-from spa_phases.errors import SnapshotError
+from spa_phases.errors import SnapshotError, SpaError
 from spa_phases.page_scripts import SCAN
 
 Vector = Sequence[float]
@@ -30,6 +31,10 @@ Vector = Sequence[float]
 
 class InvalidDomError(SnapshotError):
     """A DOM that is not HTML, or has no element an agent could act on."""
+
+
+class ScanError(SpaError):
+    """Chromium could not read a DOM (it timed out, or its page crashed)."""
 
 
 @dataclass(frozen=True)
@@ -41,11 +46,13 @@ class Element:
     selector: str
     region: str  # the landmark or named section it sits in
     visible: bool
+    disabled: bool = False
     top: int = 0  # its distance from the top of the document, in CSS pixels
     context: str = ""  # the repeated item around it (a product's name and price)
     href: str = ""
     options: tuple[str, ...] = ()  # a select's options
     score: float = 0.0
+    dialog: bool = False  # inside a dialog
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,6 @@ class PageScan:
     elements: list[Element]
     patterns: list[Pattern]
     suggestions: list[Suggestion]
-    raw_counts: dict[str, int]
 
 
 # The scanner's control patterns an agent reads as a role; the rest are plain links or buttons.
@@ -113,6 +119,8 @@ def elements_of(raw: dict[str, Any]) -> list[Element]:
         if c["pattern"] == "anchor" and not c["visible"]:
             continue
         context = contexts[c["context"]] if c.get("context", -1) >= 0 else ""
+        if c["text"] and c["text"] != c["label"] and not context:
+            context = c["text"]  # the text beside its aria-label: what the control says it does
         kind = _control_type(c)
         out.append(
             (
@@ -124,7 +132,9 @@ def elements_of(raw: dict[str, Any]) -> list[Element]:
                     label=c["label"],
                     selector=c["selector"],
                     region=c["region"],
-                    visible=bool(c["visible"]) and not c["disabled"],
+                    visible=bool(c["visible"]),
+                    disabled=bool(c["disabled"]),
+                    dialog=bool(c["dialog"]),
                     top=int(c["top"]),
                     context=context if context != c["label"] else "",
                     href=c.get("url") or c["href"],
@@ -153,7 +163,9 @@ def elements_of(raw: dict[str, Any]) -> list[Element]:
                     label=f["label"],
                     selector=f["selector"],
                     region=f["region"],
-                    visible=bool(f["visible"]) and not f["disabled"],
+                    visible=bool(f["visible"]),
+                    disabled=bool(f["disabled"]),
+                    dialog=bool(f["dialog"]),
                     top=int(f["top"]),
                     context=context,
                     options=tuple(f.get("options", ())),
@@ -184,7 +196,7 @@ def page_patterns(raw: dict[str, Any], elements: list[Element] | None = None) ->
     agent's): each with the elements that act on it."""
     els = elements if elements is not None else elements_of(raw)
     by_selector = {e.selector: e for e in els}
-    shown = [e for e in els if e.visible]
+    shown = [e for e in els if e.visible and not e.disabled]
     out: list[Pattern] = []
 
     def ids(items: Sequence[Element], n: int = 10) -> tuple[int, ...]:
@@ -200,7 +212,7 @@ def page_patterns(raw: dict[str, Any], elements: list[Element] | None = None) ->
     for d in raw.get("dialogs", []):
         if d["cookie"]:
             continue
-        inside = [e for e in shown if e.selector.startswith(d["selector"])]
+        inside = [e for e in shown if e.dialog]
         close = [
             e
             for e in inside
@@ -437,9 +449,10 @@ def suggestions(patterns: list[Pattern], elements: list[Element]) -> list[Sugges
                 )
             )
         elif p.type == "cart":
+            adds = any(_ADD.search(by_id[i].label) for i in p.elements if i in by_id)
             out.append(
                 Suggestion(
-                    "add_to_cart" if "add-to-cart" in p.evidence else "open_cart",
+                    "add_to_cart" if adds else "open_cart",
                     f"cart: {p.evidence}",
                     {},
                     p.elements[:5],
@@ -466,7 +479,7 @@ def suggestions(patterns: list[Pattern], elements: list[Element]) -> list[Sugges
 
 # Goal ranking ------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = re.compile(r"\w+")
 _STOP = frozenset(
     [
         "a",
@@ -558,13 +571,6 @@ def _cosines(goal: Vector, vectors: Sequence[Vector]) -> list[float]:
     return [float(x) for x in (matrix @ g) / np.where(norms == 0, 1.0, norms)]
 
 
-def _cos(a: Vector, b: Vector) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=False))
-    na = math.sqrt(sum(x * x for x in a)) or 1.0
-    nb = math.sqrt(sum(y * y for y in b)) or 1.0
-    return dot / (na * nb)
-
-
 _WHAT = {
     "search_box": "search box",
     "pagination": "next page",
@@ -606,18 +612,23 @@ class GoalRanker:
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self._size = cache_size
         self._intents: dict[str, Vector] = {}
+        self._lock = threading.Lock()  # rankings run in several threads at once
 
     def _vectors(self, texts: Sequence[str]) -> dict[str, Vector]:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        if missing:
-            for text, vector in zip(missing, self._embed(missing), strict=True):
-                self._cache[text] = vector
-        out = {}
-        for t in texts:
-            self._cache.move_to_end(t)
-            out[t] = self._cache[t]
-        while len(self._cache) > self._size:
-            self._cache.popitem(last=False)
+        out: dict[str, Vector] = {}
+        with self._lock:
+            for t in dict.fromkeys(texts):
+                if (vector := self._cache.get(t)) is not None:
+                    self._cache.move_to_end(t)
+                    out[t] = vector
+        missing = [t for t in dict.fromkeys(texts) if t not in out]
+        if missing:  # embedded outside the lock
+            out.update(zip(missing, self._embed(missing), strict=True))
+            with self._lock:
+                for t in missing:
+                    self._cache[t] = out[t]
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
         return out
 
     def rank(
@@ -647,11 +658,13 @@ class GoalRanker:
         chosen: list[str] = []
         seen: set[str] = set()
         new = 0
+        with self._lock:
+            cached = set(self._cache)
         for e in order:
             t = texts[e.id]
             if t in seen:
                 continue
-            if t not in self._cache:
+            if t not in cached:
                 if new >= self._limit:
                     continue
                 new += 1
@@ -659,10 +672,9 @@ class GoalRanker:
             chosen.append(t)
         vectors = self._vectors([goal, *chosen])
         g = vectors[goal]
-        intent = {
-            name: max(_cos(g, v), CUE if _CUES.get(name, _NEVER).search(goal) else 0.0)
-            for name, v in self._intents.items()
-        }
+        cues = {name: CUE if _CUES.get(name, _NEVER).search(goal) else 0.0 for name in _INTENTS}
+        near = _cosines(g, list(self._intents.values()))
+        intent = {name: max(cos, cues[name]) for name, cos in zip(self._intents, near, strict=True)}
         similarity = dict(zip(chosen, _cosines(g, [vectors[t] for t in chosen]), strict=True))
         scored = []
         for e in elements:
@@ -706,7 +718,8 @@ class DomScanner:
         self._docs: dict[Any, tuple[str, str]] = {}
         # The latest scans by URL and DOM: an agent paging through elements (`offset`) or
         # asking with another goal sends the same DOM again.
-        self._recent: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._context: Any = None
 
     async def _start(self) -> None:
         async with self._lock:
@@ -717,28 +730,35 @@ class DomScanner:
             self._playwright, self._browser = await launch_browser(
                 self._options, "--blink-settings=imagesEnabled=false"
             )
-            context = await self._browser.new_context(java_script_enabled=False)
+            self._context = await self._browser.new_context(java_script_enabled=False)
             for _ in range(self._pages):
-                page = await context.new_page()
-                await page.route("**/*", self._serve(page))
-                self._pool.put_nowait(page)
+                self._pool.put_nowait(await self._new_page())
             self._started = True
+
+    async def _new_page(self) -> Any:
+        page = await self._context.new_page()
+        await page.route("**/*", self._serve(page))
+        return page
 
     def _serve(self, page: Any) -> Callable[[Any], Any]:
         async def serve(route: Any) -> None:
-            url, dom = self._docs.get(page, ("", ""))
             request = route.request
-            if request.is_navigation_request() and request.frame == page.main_frame and url:
+            if not (request.is_navigation_request() and request.frame == page.main_frame):
+                await route.abort()
+                return
+            # The DOM answers its own URL once; a refresh or a redirect it asks for later gets
+            # "204 No Content", which leaves the document where it is.
+            url, dom = self._docs.pop(page, ("", ""))
+            if url:
                 await route.fulfill(status=200, content_type="text/html; charset=utf-8", body=dom)
             else:
-                await route.abort()
+                await route.fulfill(status=204)
 
         return serve
 
-    async def scan(self, url: str, dom: str) -> dict[str, Any]:
-        """The scanner's raw result for `dom` as the page at `url` (http or https)."""
-        import json  # noqa: PLC0415
-
+    async def scan(self, url: str, dom: str) -> str:
+        """The scanner's answer for `dom` as the page at `url` (http or https), as JSON text
+        (`parse_scan` reads it); ScanError when Chromium cannot read it in time."""
         key = (url, hashlib.sha256(dom.encode("utf-8", "replace")).hexdigest())
         if (seen := self._recent.get(key)) is not None:
             self._recent.move_to_end(key)
@@ -748,23 +768,22 @@ class DomScanner:
         page = await self._pool.get()
         try:
             self._docs[page] = (url, dom)
-            await page.goto(url, wait_until="domcontentloaded", timeout=self._timeout_ms)
-            raw: dict[str, Any] = json.loads(await page.evaluate(_SCAN_JSON))
+            async with asyncio.timeout(self._timeout_ms / 1000):
+                await page.goto(url, wait_until="domcontentloaded")
+                text = str(await page.evaluate(_SCAN_JSON))
+        except Exception as exc:
+            # A page that timed out or crashed is not used again.
+            with contextlib.suppress(Exception):
+                await page.close()
+            page = await self._new_page()
+            raise ScanError(f"Chromium could not read the dom: {exc!r}"[:500]) from exc
         finally:
             self._docs.pop(page, None)
             self._pool.put_nowait(page)
-        # What the page left out as empty comes back as the scanner's defaults.
-        raw["candidates"] = [{**_CANDIDATE, **c} for c in raw["candidates"]]
-        raw["fields"] = [{**_FIELD, **f} for f in raw["fields"]]
-        raw["contexts"] = [c or "" for c in raw["contexts"]]
-        raw["dialogs"] = [{"label": "", "cookie": False, **d} for d in raw["dialogs"]]
-        for name in ("banners", "pagers"):
-            raw[name] = [{"label": "", **b} for b in raw[name]]
-        raw["lists"] = [{"region": "", **g} for g in raw["lists"]]
-        self._recent[key] = raw
+        self._recent[key] = text
         while len(self._recent) > RECENT_SCANS:
             self._recent.popitem(last=False)
-        return raw
+        return text
 
     async def aclose(self) -> None:
         if self._browser is not None:
@@ -778,24 +797,37 @@ class DomScanner:
 
 
 # A string crosses from the page faster than a large object does (Playwright's serializer).
-# Empty strings, false and -1 are left out of the string (a third of it on a long listing).
+# Properties that are empty strings or false are left out (a third of it on a long listing);
+# the items of arrays are kept as they are.
 _SCAN_JSON = (
     "() => JSON.stringify((" + SCAN + ")(), "
-    "(k, v) => v === '' || v === false || v === -1 ? undefined : v)"
+    "function (k, v) { return !Array.isArray(this) && (v === '' || v === false) ? undefined : v; })"
 )
+
+
+def parse_scan(text: str) -> dict[str, Any]:
+    """The scanner's JSON answer with what it left out as empty put back."""
+    raw: dict[str, Any] = json.loads(text)
+    raw["candidates"] = [{**_CANDIDATE, **c} for c in raw["candidates"]]
+    raw["fields"] = [{**_FIELD, **f} for f in raw["fields"]]
+    raw["dialogs"] = [{"label": "", "cookie": False, **d} for d in raw["dialogs"]]
+    for name in ("banners", "pagers"):
+        raw[name] = [{"label": "", **b} for b in raw[name]]
+    raw["lists"] = [{"region": "", **g} for g in raw["lists"]]
+    raw.setdefault("title", "")
+    return raw
+
+
 _CANDIDATE = {
     **dict.fromkeys(("role", "label", "href", "list", "item", "container", "url", "region"), ""),
+    "text": "",
     **dict.fromkeys(("visible", "disabled", "destructive", "nav", "chrome", "cookie"), False),
     **dict.fromkeys(("dialog", "facet", "pressed"), False),
-    "context": -1,
-    "group": -1,
 }
 _FIELD = {
     **dict.fromkeys(("name", "label", "placeholder", "region", "form"), ""),
     **dict.fromkeys(("visible", "disabled", "search", "cookie", "dialog", "facet"), False),
     "checked": False,
-    "context": -1,
-    "options": [],
 }
 
 
@@ -807,11 +839,11 @@ def check_dom(dom: str) -> None:
         raise InvalidDomError("dom has no HTML tags: send document.documentElement.outerHTML")
 
 
-def read_scan(raw: dict[str, Any], url: str) -> PageScan:
+def read_scan(raw: dict[str, Any], url: str, require_elements: bool = True) -> PageScan:
     """Elements, patterns and suggestions from the scanner's raw result; InvalidDomError when
-    the page has nothing an agent could act on."""
+    the page has nothing an agent could act on (unless `require_elements` is False)."""
     elements = elements_of(raw)
-    if not elements:
+    if not elements and require_elements:
         raise InvalidDomError(
             "the dom has no element an agent could act on (no links, buttons or form fields)"
         )
@@ -822,7 +854,6 @@ def read_scan(raw: dict[str, Any], url: str) -> PageScan:
         elements=elements,
         patterns=patterns,
         suggestions=suggestions(patterns, elements),
-        raw_counts=dict(Counter(e.type for e in elements)),
     )
 
 
@@ -905,6 +936,6 @@ def answer(
             "pageControls": page_controls,
         },
     }
-    result = PageScan(scan.url, scan.title, scan.elements, scan.patterns, hints, scan.raw_counts)
+    result = PageScan(scan.url, scan.title, scan.elements, scan.patterns, hints)
     text = render(result, shown, total, offset, goal)
     return ScanAnswer(summary, scan.patterns, hints, shown, text)

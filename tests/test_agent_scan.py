@@ -5,12 +5,14 @@ errors for DOMs that are too large, not HTML or have nothing to act on."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
 from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, browser_missing
+from tests.conftest import Site
 
 pytestmark = pytest.mark.skipif(
     browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
@@ -174,3 +176,46 @@ def test_context_with_a_dom_scans_it_and_stores_it_as_a_snapshot(
     assert any("added to your cart" in c["text"] for c in found[:3]), found
     plain = client.post("/agent/context", json={"url": URL, "goal": "x"}).json()
     assert plain["scan"] is None and plain["snapshot"] is None
+
+
+def test_the_agents_dom_reaches_nothing_outside_the_browser(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """The DOM comes from an agent: nothing in it may make lore's Chromium fetch anything, on
+    loopback included (stylesheets, images, frames, preconnects, a refresh)."""
+    dom = f"""<html><head><meta http-equiv="refresh" content="0;url={site.url("/refresh")}">
+<link rel="stylesheet" href="{site.url("/style.css")}"><link rel="preconnect" href="{site.base}">
+<link rel="prefetch" href="{site.url("/prefetch")}"><script src="{site.url("/app.js")}"></script>
+</head><body><img src="{site.url("/pixel.png")}"><iframe src="{site.url("/frame")}"></iframe>
+<video src="{site.url("/video.mp4")}"></video><form action="{site.url("/post")}">
+<button>Send</button></form><a href="{site.url("/next")}">Next</a></body></html>"""
+    found = scan(make_client(), dom=dom)
+    assert {e["label"] for e in found["elements"]} == {"Send", "Next"}
+    time.sleep(1.0)  # anything the page might still try
+    assert site.requests == [] and site.posts == [], site.requests
+
+
+def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestClient]) -> None:
+    """A consent class on <html> itself, a select with an empty option, a disabled control,
+    what the agent's browser marked hidden (its stylesheets do not come along), text only."""
+    client = make_client()
+    page = """<html class="cookie-consent show--consent"><body>
+<label>Sort by <select name="sort"><option></option><option>Price</option><option>Rating</option>
+</select></label><button disabled>Next</button><a href="/help">Help</a>
+<div role="dialog" aria-label="Newsletter" data-lore-hidden><button>Close</button></div>
+</body></html>"""
+    found = scan(client, dom=page)
+    by_label = {e["label"]: e for e in found["elements"]}
+    assert by_label["Sort by"]["options"] == ["", "Price", "Rating"]
+    assert by_label["Next"]["disabled"] and by_label["Next"]["visible"]
+    assert not by_label["Close"]["visible"]  # inside what the agent's browser hid
+    assert "modal" not in {p["type"] for p in found["patterns"]}
+    assert all(s["name"] != "close_dialog" for s in found["suggestions"])
+    text = "<html><body><h1>Opening hours</h1><p>We open at nine.</p></body></html>"
+    context = client.post("/agent/context", json={"url": URL, "dom": text, "query": "open"})
+    assert context.status_code == 200, context.text  # no controls: still knowledge
+    data = context.json()
+    assert data["scan"]["elements"] == [] and data["snapshot"]["chunks"] >= 1
+    assert any("We open at nine" in c["text"] for c in data["chunks"])
+    refused = client.post("/agent/context", json={"url": URL, "dom": "no markup at all"})
+    assert refused.status_code == 422 and refused.json()["error"] == "invalid_dom"

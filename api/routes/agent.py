@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 from uuid import UUID
@@ -40,7 +39,7 @@ async def agent_context(
 ) -> AgentContextResponse:
     """Knowledge for the page and query (org first), skill hints for the goal on this domain,
     and what captures learned about the page. With `parameter`: the chunks most likely to hold
-    that value. With `dom`: the page scanned for the goal (as /agent/scan) and stored as a
+    that value. With `dom`: the page scanned for the goal (as /agent/scan), then stored as a
     snapshot (`post_interaction` after `lastAction`, else `initial`) before the search, so
     what the agent sees now is part of the answer."""
     scan: AgentScanResponse | None = None
@@ -49,13 +48,18 @@ async def agent_context(
         if body.dom is not None:
             dom = body.dom
             phase = "post_interaction" if body.last_action else "initial"
-            scanned, stored = await asyncio.gather(
-                lore.scan_page(
-                    body.url, dom, body.goal or body.query, body.max_elements, limiter=searches
-                ),
-                anyio.to_thread.run_sync(
-                    lambda: lore.ingest_snapshot(body.url, phase, dom, body.last_action)
-                ),
+            # Read first: a DOM that is not HTML is refused before anything is stored. A page
+            # with no control to act on is still knowledge (its scan lists no elements).
+            scanned = await lore.scan_page(
+                body.url,
+                dom,
+                body.goal or body.query,
+                body.max_elements,
+                limiter=searches,
+                require_elements=False,
+            )
+            stored = await anyio.to_thread.run_sync(
+                lambda: lore.ingest_snapshot(body.url, phase, dom, body.last_action)
             )
             scan, snapshot = AgentScanResponse.of(scanned), SnapshotResponse.of(stored)
         context = await anyio.to_thread.run_sync(
