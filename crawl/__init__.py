@@ -6,6 +6,7 @@ from crawl.browser import (
     BrowserUnavailableError,
     Renderer,
     browser_missing,
+    close_browser,
     launch_browser,
 )
 from crawl.crawler import (
@@ -55,6 +56,7 @@ __all__ = [
     "browser_missing",
     "canonicalize",
     "check_address",
+    "close_browser",
     "host_matches",
     "is_route",
     "launch_browser",

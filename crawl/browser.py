@@ -102,6 +102,17 @@ async def launch_browser(options: BrowserOptions, *extra_args: str) -> tuple[Any
     return playwright, browser
 
 
+async def close_browser(playwright: Any, browser: Any) -> None:
+    """Close what `launch_browser` started (either may be None); a browser that already died
+    is closed all the same."""
+    if browser is not None:
+        with contextlib.suppress(Exception):
+            await browser.close()
+    if playwright is not None:
+        with contextlib.suppress(Exception):
+            await playwright.stop()
+
+
 class Renderer:
     """One Chromium for a crawl job, started on first use; each page renders in its own
     browser context (no cookies or storage shared between pages)."""
@@ -121,12 +132,7 @@ class Renderer:
             return self._browser
 
     async def aclose(self) -> None:
-        if self._browser is not None:
-            with contextlib.suppress(Exception):
-                await self._browser.close()
-        if self._playwright is not None:
-            with contextlib.suppress(Exception):
-                await self._playwright.stop()
+        await close_browser(self._playwright, self._browser)
         self._browser = self._playwright = None
 
     @asynccontextmanager
