@@ -792,6 +792,8 @@ class DomScanner:
     async def aclose(self) -> None:
         await close_browser(self._playwright, self._browser)
         self._browser = self._playwright = None
+        while not self._pool.empty():  # pages of the closed browser
+            self._pool.get_nowait()
         self._started = False
 
 
