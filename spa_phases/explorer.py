@@ -245,7 +245,9 @@ class Explorer:
         self.steps: list[Step] = []
         self.breakers: list[str] = []
         self.stopped_by = ""
-        self._tried: set[str] = set()
+        # What was clicked, by selector and label: a positional selector names another element
+        # once the page shifts (a sidebar group that opened above it).
+        self._tried: set[tuple[str, str]] = set()
         self._keys: Counter[tuple[str, str, str, str]] = Counter()
         self._blocked: set[tuple[str, str, str, str]] = set()
         self.routes: list[str] = []  # client-side routes reached and stored
@@ -313,7 +315,11 @@ class Explorer:
         for c in scan.candidates:
             if not c.visible or c.disabled or c.destructive or c.chrome:
                 continue
-            if c.pattern not in PRIORITY or c.selector in self._tried or c.key in self._blocked:
+            if (
+                c.pattern not in PRIORITY
+                or (c.selector, c.label) in self._tried
+                or c.key in self._blocked
+            ):
                 continue
             if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
                 continue
@@ -401,7 +407,7 @@ class Explorer:
     async def _act(
         self, choice: Candidate, before: dict[str, Any], url: str
     ) -> tuple[Step, dict[str, Any]]:
-        self._tried.add(choice.selector)
+        self._tried.add((choice.selector, choice.label))
         self._keys[choice.key] += 1
         if self._keys[choice.key] >= self.options.max_repeats:
             # The same action under new selectors (a control that re-renders itself): once

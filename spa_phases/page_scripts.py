@@ -188,10 +188,26 @@ SCAN = (
   const all = [];
   const fieldEls = [];
   const order = new Map();  // document order, shared by controls and fields
-  for (const el of deepAll(query + ', ' + FIELDS)) {
-    order.set(el, order.size);
-    if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
-    else all.push(el);
+  const any = query + ', ' + FIELDS;
+  // A script's click handler leaves no trace in the markup; the pointer cursor it is styled
+  // with does (a sidebar group that opens, "pets" with a chevron): the outermost such element
+  // that holds no control and sits in none, with a short text.
+  const pointer = (el) => {
+    if (getComputedStyle(el).cursor !== 'pointer') return false;
+    const up = el.parentElement;
+    if (up && getComputedStyle(up).cursor === 'pointer') return false;
+    const text = el.textContent.trim();
+    return text.length > 0 && text.length <= 80 && !el.closest(query) && !el.querySelector(any);
+  };
+  for (const el of deepAll('*')) {
+    if (el.matches(any)) {
+      order.set(el, order.size);
+      if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
+      else all.push(el);
+    } else if (el.parentElement && el !== document.body && pointer(el)) {
+      order.set(el, order.size);
+      all.push(el);
+    }
   }
   // Signatures and sibling counts, computed once per element and per parent: a list of
   // thousands of rows is read in linear time.

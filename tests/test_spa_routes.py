@@ -225,3 +225,63 @@ def test_a_web_component_s_shadow_dom_is_read_and_explored(
     answer = resolve(client, url, "when does the quota reset?")[0]
     assert "midnight UTC" in answer["text"]
     assert answer["phase"] == "post_interaction"
+
+
+GROUPED = Page(
+    b"""<html><head><title>Pet API</title><style>.group { cursor: pointer; }</style></head>
+<body><nav class="toc"><div><a href="#/">Overview</a></div>
+<div class="group" title="pets">pets <svg width="8" height="8"></svg></div>
+<div><a href="#/schemas/Pet">Pet</a></div><div><a href="#/schemas/Error">Error</a></div></nav>
+<main></main><script>
+const texts = {
+  '/': 'The pet API keeps a register of pets.',
+  '/operations/listPets': 'Lists every pet, twenty to a page, oldest first.',
+  '/operations/createPets': 'Creates a pet from a name and a tag.',
+  '/operations/showPetById': 'Shows one pet with its vaccination dates.',
+  '/schemas/Pet': 'A pet has an id, a name and an optional tag.',
+  '/schemas/Error': 'An error carries a code and a message.',
+};
+const ops = [['listPets', 'List all pets'], ['createPets', 'Create a pet'],
+             ['showPetById', 'Info for a specific pet']];
+// The group opens on a click handler (nothing in the markup says it is a control) and puts
+// its operations in the list, after itself: the schemas below move down.
+const group = document.querySelector('.group');
+group.addEventListener('click', () => {
+  if (group.classList.toggle('open')) {
+    group.insertAdjacentHTML('afterend', ops.map(([id, name]) =>
+      `<div class="op"><a href="#/operations/${id}">${name}</a></div>`).join(''));
+  } else {
+    document.querySelectorAll('.op').forEach((op) => op.remove());
+  }
+});
+const render = () => {
+  document.querySelector('main').innerHTML = '<p>' + texts[location.hash.slice(1) || '/'] + '</p>';
+};
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+)
+
+
+def test_a_group_that_opens_by_script_is_opened_and_each_route_visited_once(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """The explorer finds a control by its pointer cursor alone, and a route that moved into a
+    position an earlier click used ("Pet" was where "List all pets" is once the group is open)
+    is still visited: what was clicked is known by selector and label."""
+    site.pages["/pets"] = GROUPED
+    client = make_client()
+    job = capture(client, site.url("/pets"), maxActions=20)
+    assert job["status"] == "completed", job
+    understanding = model(client, site)["understanding"]
+    visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
+    assert visited == {
+        "/operations/listPets",
+        "/operations/createPets",
+        "/operations/showPetById",
+        "/schemas/Pet",
+        "/schemas/Error",
+    }, understanding["routes"]
+    shown = resolve(client, site.url("/pets#/operations/showPetById"), "")
+    own = " ".join(c["text"] for c in shown)
+    assert "vaccination dates" in own, own
