@@ -97,6 +97,10 @@ class Candidate:
         return f"click({self.selector})"
 
 
+# What of the scanner's answer a candidate keeps (the agent scan reads the rest).
+_CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
+
+
 @dataclass(frozen=True)
 class ScanSummary:
     total: int  # actionable elements in the DOM
@@ -283,9 +287,9 @@ class Explorer:
     async def scan(self) -> Scan:
         raw = await self.page.evaluate(SCAN)
         self._raw = self._raw or raw  # the page as loaded: its patterns
-        known = {f.name for f in fields(Candidate)}
         candidates = [
-            Candidate(**{k: v for k, v in c.items() if k in known}) for c in raw["candidates"]
+            Candidate(**{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS})
+            for c in raw["candidates"]
         ]
         scan = Scan(
             ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),

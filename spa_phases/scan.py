@@ -858,9 +858,17 @@ def read_scan(raw: dict[str, Any], url: str, require_elements: bool = True) -> P
     )
 
 
-def render(scan: PageScan, shown: list[Element], total: int, offset: int, goal: str | None) -> str:
-    """The scan as compact text for a prompt."""
-    counts = ", ".join(f"{t}: {n}" for t, n in Counter(e.type for e in scan.elements).most_common())
+def render(
+    patterns: list[Pattern],
+    hints: list[Suggestion],
+    types: dict[str, int],
+    shown: list[Element],
+    total: int,
+    offset: int,
+    goal: str | None,
+) -> str:
+    """The scan as compact text for a prompt: `types` counts the page's elements by type."""
+    counts = ", ".join(f"{t}: {n}" for t, n in types.items())
     first, last = offset + 1, offset + len(shown)
     head = f"# Showing {len(shown)} of {total} elements"
     if shown:
@@ -868,9 +876,9 @@ def render(scan: PageScan, shown: list[Element], total: int, offset: int, goal: 
     lines = [head + f"; {counts}" + (f"; ranked for goal: {goal}" if goal else "")]
     if last < total:
         lines.append(f"# To see more: scan again with offset={last}, or scroll and scan")
-    if scan.patterns:
-        lines.append("# Patterns: " + "; ".join(f"{p.type} ({p.evidence})" for p in scan.patterns))
-    for s in scan.suggestions[:6]:
+    if patterns:
+        lines.append("# Patterns: " + "; ".join(f"{p.type} ({p.evidence})" for p in patterns))
+    for s in hints[:6]:
         refs = ", ".join(f"[{i}]" for i in s.elements[:5])
         lines.append(f"# Suggest {s.name}: {s.reason}" + (f" -> {refs}" if refs else ""))
     for e in shown:
@@ -925,10 +933,11 @@ def answer(
     total = len(pool)
     remaining = max(0, total - offset - len(shown))
     page_controls = [s.name for s in hints if s.name in ("next_page", "load_more")]
+    types = dict(Counter(e.type for e in scan.elements).most_common())
     summary = {
         "totalElements": len(scan.elements),
         "includedElements": len(shown),
-        "elementTypes": dict(Counter(e.type for e in scan.elements).most_common()),
+        "elementTypes": types,
         "filtersApplied": filters,
         "paginationHints": {
             "offset": offset,
@@ -937,6 +946,5 @@ def answer(
             "pageControls": page_controls,
         },
     }
-    result = PageScan(scan.url, scan.title, scan.elements, scan.patterns, hints)
-    text = render(result, shown, total, offset, goal)
+    text = render(scan.patterns, hints, types, shown, total, offset, goal)
     return ScanAnswer(summary, scan.patterns, hints, shown, text)
