@@ -3,12 +3,15 @@ and close to the PyTorch model's vectors."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ingest import Embedder, OnnxEmbedder
+from ingest.errors import EmbeddingError
 
 pytestmark = pytest.mark.slow
 
@@ -38,3 +41,34 @@ def test_onnx_vectors_match_pytorch(
     assert sorted(tmp_path.rglob("*.onnx")) == exported
     # a text's vector does not depend on the batch it was embedded in
     assert onnx.embed_query(TEXTS[0]) == pytest.approx(ours[0].tolist(), abs=1e-5)
+
+
+def test_the_export_runs_in_a_child_so_pytorch_never_loads_in_the_server(tmp_path: Path) -> None:
+    """A first start exports the model; PyTorch, which the export needs, stays out of the
+    process that serves (it held 400 MB more for the process's whole life). Checked in a fresh
+    interpreter: this test process has PyTorch loaded by other tests."""
+    code = (
+        "import sys; from pathlib import Path; from ingest import OnnxEmbedder; "
+        "e = OnnxEmbedder(Path(sys.argv[1])); assert e.dim == 384; "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.stdout.strip() == "[]", done.stderr[-2000:]
+    assert len(list(tmp_path.rglob("model-int8.onnx"))) == 1
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no scratch left
+
+
+def test_a_model_that_cannot_be_exported_is_an_embedding_error(tmp_path: Path) -> None:
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "model.safetensors").write_bytes(b"not weights")
+    with pytest.raises(EmbeddingError, match=r"cannot export .* to ONNX: "):
+        OnnxEmbedder(tmp_path / "cache", model_path=broken)
+    assert [p.name for p in (tmp_path / "cache").iterdir()] == []  # nothing half-made is kept
