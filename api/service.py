@@ -7,7 +7,7 @@ import asyncio
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -63,7 +63,6 @@ from retrieval import (
     Hit,
     Job,
     NotFoundError,
-    QdrantStore,
     Reranker,
     Schedule,
     SearchMode,
@@ -76,7 +75,6 @@ from retrieval import (
 from retrieval.ranking import Freshness, freshness_factor, phrase_overlap, rerank
 from retrieval.skills import (
     EdgeSkillIndex,
-    QdrantSkillIndex,
     SkillHit,
     SkillIndex,
     SkillLibrary,
@@ -186,6 +184,8 @@ def make_store(settings: Settings, dim: int) -> VectorStore:
     """A Qdrant server when `qdrant.url` is set, else the embedded engine in the data dir."""
     search, qdrant = settings.search, settings.qdrant
     if qdrant.url:
+        from retrieval.qdrant import QdrantStore  # noqa: PLC0415 - 85 MB, only for a server
+
         local = qdrant.url == ":memory:"
         return QdrantStore(
             dim,
@@ -210,6 +210,8 @@ def make_skill_index(
         return ZepSkillIndex(skills.zep_url, skills.zep_api_key), None
     if backend == "qdrant":
         assert qdrant.url is not None  # Settings requires it with this backend
+        from retrieval.skills.qdrant import QdrantSkillIndex  # noqa: PLC0415 - as QdrantStore
+
         index = QdrantSkillIndex(
             embedder.dim,
             url=None if qdrant.url == ":memory:" else qdrant.url,
@@ -476,23 +478,29 @@ class Lore:
             page.fetched_at,
         )
 
-    def prepare_uploads(
+    def ingest(self, sources: Iterable[SourceDocument]) -> list[IndexResult | IngestError]:
+        """Extract, chunk, embed and store documents, in order: the next ones are extracted
+        while a pass is embedded. A document that fails is its `IngestError`, stored nowhere."""
+        return self.indexer.ingest(sources, self.prepare)
+
+    def ingest_uploads(
         self,
         uploads: Sequence[Upload],
         url: str | None = None,
         title: str | None = None,
         metadata: Mapping[str, str] | None = None,
-    ) -> list[PreparedDocument | IngestError]:
-        """Extract and chunk every file; a file that fails is reported, never half-stored.
-        `metadata` (custom, filterable in queries) goes with every file."""
+    ) -> list[IndexResult | IngestError]:
+        """Store uploaded files, each on its own: a file that fails is reported (its error
+        names it), never half-stored. `metadata` (custom, filterable in queries) goes with every
+        file. Raises ValueError for a request that cannot be right (a url for several files)."""
         if url is not None and len(uploads) > 1:
             raise ValueError("a url can only be given for a single uploaded file")
         if url is not None:
             page_domain(url)
             self.check_domain(url)
-        prepared: list[PreparedDocument | IngestError] = []
-        for upload in uploads:
-            source = SourceDocument(
+        metadata = check_metadata(metadata or {})
+        sources = [
+            SourceDocument(
                 tenant_id=self.tenant,
                 data=upload.data,
                 url=url or f"upload://{upload.filename}",
@@ -501,15 +509,20 @@ class Lore:
                 filename=upload.filename,
                 content_type=upload.content_type,
                 title=title,
-                metadata=check_metadata(metadata or {}),
+                metadata=metadata,
             )
+            for upload in uploads
+        ]
+
+        def prepare(source: SourceDocument) -> PreparedDocument:
             try:
-                prepared.append(self.prepare(source))
+                return self.prepare(source)
             except IngestError as exc:
-                if upload.filename not in str(exc):
-                    exc.args = (f"{upload.filename}: {exc}",)
-                prepared.append(exc)
-        return prepared
+                if source.filename and source.filename not in str(exc):
+                    exc.args = (f"{source.filename}: {exc}",)
+                raise
+
+        return self.indexer.ingest(sources, prepare)
 
     def index(
         self, prepared: Sequence[PreparedDocument], progress: Progress | None = None

@@ -5,7 +5,9 @@ document in the catalog)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urlsplit
@@ -15,7 +17,7 @@ from opentelemetry import trace
 from ingest.chunker import TextChunk, TokenCounter, chunk_markdown, count_words
 from ingest.detect import detect_type
 from ingest.embed import Embedder, Progress
-from ingest.errors import DocumentTooLargeError, EmptyDocumentError
+from ingest.errors import DocumentTooLargeError, EmptyDocumentError, IngestError
 from ingest.formats import Extracted, ExtractRequest, Limits, Tools, extract
 from retrieval import (
     Catalog,
@@ -208,6 +210,13 @@ def _passes(
         yield batch
 
 
+@dataclass(frozen=True)
+class _End:
+    """The last item of `Indexer.ingest`'s queue, with what stopped the sources, if anything."""
+
+    failure: BaseException | None
+
+
 def document_filter(tenant_id: str, doc_id: str) -> ChunkFilter:
     return ChunkFilter(
         tenant_ids=(tenant_id,),
@@ -255,6 +264,80 @@ class Indexer:
             if progress is not None:
                 progress(done, total)
         return results
+
+    def ingest(
+        self,
+        sources: Iterable[SourceDocument],
+        prepare: Callable[[SourceDocument], PreparedDocument],
+        max_chunks: int = 1024,
+        ahead: int = 64,
+    ) -> list[IndexResult | IngestError]:
+        """Prepare and index documents, in order, as a pipeline: a thread extracts and chunks
+        the next documents (at most `ahead` wait) while a pass (as `index_many` makes them) is
+        embedded and stored. A document that cannot be prepared is an `IngestError` in its
+        place and stores nothing. An error while embedding or storing stops the pipeline and is
+        raised, the passes before it stored; one from `sources` is raised once what was
+        prepared before it is stored."""
+        ready: queue.Queue[PreparedDocument | IngestError | _End] = queue.Queue(ahead)
+        stop = threading.Event()
+
+        def put(item: PreparedDocument | IngestError | _End) -> None:
+            while not stop.is_set():
+                try:
+                    ready.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+        def produce() -> None:
+            failure: BaseException | None = None
+            try:
+                for source in sources:
+                    if stop.is_set():
+                        return
+                    try:
+                        put(prepare(source))
+                    except IngestError as exc:
+                        put(exc)
+            except BaseException as exc:  # handed to the consumer, raised there
+                failure = exc
+            finally:
+                put(_End(failure))
+
+        producer = threading.Thread(target=produce, name="lore-prepare", daemon=True)
+        producer.start()
+        results: list[IndexResult | IngestError | None] = []
+        batch: list[tuple[int, PreparedDocument]] = []
+        keys: set[tuple[str, str]] = set()  # a document at most once a pass (see `_passes`)
+        size = 0
+
+        def flush() -> None:
+            nonlocal batch, keys, size
+            if batch:
+                done = self._index_pass([p for _, p in batch], lambda _n, _t: None)
+                for (slot, _), result in zip(batch, done, strict=True):
+                    results[slot] = result
+            batch, keys, size = [], set(), 0
+
+        try:
+            while not isinstance(item := ready.get(), _End):
+                if isinstance(item, IngestError):
+                    results.append(item)
+                    continue
+                key = (item.document.tenant_id, item.document.id)
+                if batch and (size + len(item.chunks) > max_chunks or key in keys):
+                    flush()
+                batch.append((len(results), item))
+                keys.add(key)
+                results.append(None)
+                size += len(item.chunks)
+            flush()
+            if item.failure is not None:
+                raise item.failure
+        finally:
+            stop.set()
+            producer.join()
+        return [r for r in results if r is not None]
 
     def _index_pass(
         self, prepared: Sequence[PreparedDocument], progress: Progress

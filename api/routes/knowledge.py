@@ -275,8 +275,8 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
     if len(uploads) == 1 and not uploads[0].data:
         raise ApiError(422, "empty_document", f"{uploads[0].filename} is empty (0 bytes)")
     try:
-        prepared = await anyio.to_thread.run_sync(
-            lore.prepare_uploads,
+        outcomes = await anyio.to_thread.run_sync(
+            lore.ingest_uploads,
             uploads,
             url if isinstance(url, str) and url else None,
             title if isinstance(title, str) and title else None,
@@ -284,12 +284,10 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
         )
     except ValueError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from exc
-    if len(prepared) == 1 and isinstance(prepared[0], IngestError):
-        raise prepared[0]
-    ready = [p for p in prepared if not isinstance(p, IngestError)]
-    results = iter(await anyio.to_thread.run_sync(lore.index, ready))
+    if len(outcomes) == 1 and isinstance(outcomes[0], IngestError):
+        raise outcomes[0]
     files = []
-    for upload, outcome in zip(uploads, prepared, strict=True):
+    for upload, outcome in zip(uploads, outcomes, strict=True):
         if isinstance(outcome, IngestError):
             files.append(
                 IngestedFile(
@@ -300,18 +298,18 @@ async def ingest(request: Request, lore: LoreDep) -> IngestResponse | JSONRespon
                 )
             )
             continue
-        result = next(results)
         files.append(
             IngestedFile(
                 filename=upload.filename,
                 status="indexed",
-                document=DocumentView.of(result.document),
-                chunks=result.chunks,
-                embedded=result.embedded,
-                unchanged=result.unchanged,
-                removed=result.removed,
+                document=DocumentView.of(outcome.document),
+                chunks=outcome.chunks,
+                embedded=outcome.embedded,
+                unchanged=outcome.unchanged,
+                removed=outcome.removed,
             )
         )
+    ready = [o for o in outcomes if not isinstance(o, IngestError)]
     response = IngestResponse(files=files, indexed=len(ready), failed=len(files) - len(ready))
     if not ready:
         failed = IngestFailed(
