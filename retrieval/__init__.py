@@ -2,6 +2,8 @@
 relational catalog of documents and jobs, and deterministic ids. The bottom layer: imports no
 other lore package."""
 
+from typing import TYPE_CHECKING, Any
+
 from retrieval.catalog import (
     URL_STATES,
     ApiKey,
@@ -20,7 +22,6 @@ from retrieval.catalog import (
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RerankerError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
-from retrieval.qdrant import QdrantStore
 from retrieval.remote import RemoteStore, StoreServer
 from retrieval.rerank import CrossEncoderReranker, Reranker
 from retrieval.store import VectorStore
@@ -35,6 +36,9 @@ from retrieval.types import (
     check_metadata,
     search_text,
 )
+
+if TYPE_CHECKING:
+    from retrieval.qdrant import QdrantStore
 
 __all__ = [
     "URL_STATES",
@@ -75,3 +79,13 @@ __all__ = [
     "search_text",
     "utcnow",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """QdrantStore on first use: qdrant-client costs 85 MB resident per process and the embedded
+    default never needs it."""
+    if name == "QdrantStore":
+        from retrieval.qdrant import QdrantStore  # noqa: PLC0415
+
+        return QdrantStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,8 +1,9 @@
 """Episodic skills: which action worked on a site when another failed, for an agent's next try."""
 
+from typing import TYPE_CHECKING, Any
+
 from retrieval.skills.edge import EdgeSkillIndex
 from retrieval.skills.library import SkillLibrary
-from retrieval.skills.qdrant import QdrantSkillIndex
 from retrieval.skills.types import (
     FailedState,
     Skill,
@@ -13,6 +14,9 @@ from retrieval.skills.types import (
     skill_id,
 )
 from retrieval.skills.zep import ZepSkillIndex
+
+if TYPE_CHECKING:
+    from retrieval.skills.qdrant import QdrantSkillIndex
 
 __all__ = [
     "EdgeSkillIndex",
@@ -27,3 +31,13 @@ __all__ = [
     "ZepSkillIndex",
     "skill_id",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """QdrantSkillIndex on first use: qdrant-client costs 85 MB resident per process and the
+    embedded default never needs it."""
+    if name == "QdrantSkillIndex":
+        from retrieval.skills.qdrant import QdrantSkillIndex  # noqa: PLC0415
+
+        return QdrantSkillIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
