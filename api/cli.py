@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from api.memory import MemoryTrimmer
 from api.settings import Settings
 
 app = typer.Typer(
@@ -127,6 +128,7 @@ def serve(
     _first_key(settings)
     url = f"http://{host}:{port}"
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
+    MemoryTrimmer().start()  # freed memory back to the system, every 2 s
     uvicorn.run(  # uvicorn's own loggers go through lore's handler (with the request id)
         create_app(settings, announce_url=url),
         host=host,
@@ -151,6 +153,7 @@ def worker(
 
     settings = _settings()
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    MemoryTrimmer().start()
     logging.getLogger("pika").setLevel(logging.CRITICAL)  # dramatiq reports what matters
     try:
         run_worker(settings, threads or settings.queue.threads)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import logging
 import multiprocessing
 import os
@@ -30,6 +29,7 @@ from typing import Any
 
 from api.jobs.registry import run_job
 from api.jobs.worker import JobsHealth, JobWorker
+from api.memory import MemoryTrimmer, few_malloc_arenas
 from api.observe import configure_logging, configure_tracing
 from api.service import Lore
 from api.settings import Settings
@@ -38,7 +38,6 @@ from retrieval import RemoteStore, StoreServer
 log = logging.getLogger(__name__)
 
 NICENESS = 10
-M_ARENA_MAX = -8  # glibc's mallopt parameter
 STOP_S = 4.0  # the job process's own limit for stopping its jobs (the parent waits grace_s)
 RESTART_MAX_S = 60.0  # the longest wait before starting a job process that keeps dying
 
@@ -148,7 +147,8 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     # Ctrl-C reaches the whole process group: the parent decides when the jobs stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
-    _few_malloc_arenas()
+    few_malloc_arenas()
+    MemoryTrimmer().start()
     config = Settings(**settings)
     configure_logging(log_level, config.log_format, "jobs")
     stop_tracing = configure_tracing(config.tracing, "jobs")
@@ -157,15 +157,6 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
         asyncio.run(_serve(lore, control, stop_tracing))  # ends the process itself when it stops
     finally:  # reached only when it failed first
         lore.close()
-
-
-def _few_malloc_arenas(arenas: int = 2) -> None:
-    """glibc gives each thread that allocates at once an arena of its own (up to 8 per core),
-    and a crawl's threads (fetching, extraction, ONNX Runtime) leave them fragmented: two
-    arenas took the job process's peak from 918 to 727 MB in a 120-page crawl at the same
-    speed. Nothing on a C library without `mallopt`."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
 
 
 async def _serve(lore: Lore, control: Connection, stop_tracing: Callable[[], None]) -> None:
