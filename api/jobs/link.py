@@ -125,6 +125,10 @@ class IngestSink:
         self._lore = lore
         self._job = job
         self._index_lock = asyncio.Lock()  # one page at a time: embedding is CPU-bound
+        # One page extracted at a time too, beside the embedding: extraction holds the GIL, so
+        # more at once gained nothing but memory (a docs site's first pages are its indexes,
+        # megabytes of HTML each, and their trees all at once were a crawl's peak).
+        self._prepare_lock = asyncio.Lock()
 
     async def conditional_headers(self, url: str) -> dict[str, str]:
         doc = stored_document(self._lore, self._job.tenant_id, url)
@@ -142,9 +146,10 @@ class IngestSink:
             return same
         # Extraction runs beside another page's embedding; one page is embedded at a time.
         try:
-            prepared = await anyio.to_thread.run_sync(
-                self._lore.prepare, page_document(self._job, page)
-            )
+            async with self._prepare_lock:
+                prepared = await anyio.to_thread.run_sync(
+                    self._lore.prepare, page_document(self._job, page)
+                )
         except IngestError as exc:
             return failed_page(exc)
         async with self._index_lock:
