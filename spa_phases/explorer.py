@@ -19,7 +19,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urldefrag
 
@@ -60,6 +60,9 @@ PRIORITY = {
     "pagination": 9,
     "button": 10,
 }
+# What is clicked inside a route's view: what reveals more of it (the outer exploration visits
+# routes, lists and pages; a view's buttons are mostly copy, share and try-it).
+IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown"})
 # What hides, closes or copies shows nothing new: what it replaces stays true.
 HIDING = re.compile(
     r"\b(collapse|hide|close|less|fewer|copy|copied|minimi[sz]e|fold|dismiss|clear)\b", re.I
@@ -183,6 +186,9 @@ class ExploreOptions:
     state_repeats: int = 3  # the same visible state seen this often
     items_per_list: int = 2  # list items opened while exploring (the recipe does the rest)
     max_scrolls: int = 3
+    # Actions inside a client-side route's view once it is stored (its tabs, expanders: an
+    # operation's other response codes), within the whole budget; 0 stores the view only.
+    actions_per_route: int = 4
 
 
 class Policy(Protocol):
@@ -240,12 +246,13 @@ class Explorer:
         sink: SnapshotSink,
         options: ExploreOptions = ExploreOptions(),
         policy: Policy | None = None,
+        network: _Network | None = None,
     ) -> None:
         self.page = page
         self.sink = sink
         self.options = options
         self.policy = policy or DeterministicPolicy()
-        self.network = _Network(page)
+        self.network = network or _Network(page)
         self.steps: list[Step] = []
         self.breakers: list[str] = []
         self.stopped_by = ""
@@ -262,6 +269,11 @@ class Explorer:
         self._first_scan: Scan | None = None
         self._last_scan: Scan | None = None
         self._raw: dict[str, Any] | None = None  # the first scan as the scanner returned it
+        self._deadline = 0.0
+        # Inside a route's view (see `_explore_route`): the controls of the page it was reached
+        # from (the navigation and chrome they share), which are not clicked again there.
+        self._shared: set[tuple[str, str]] | None = None
+        self._route_steps: list[Step] = []  # done inside the route the last step reached
 
     # observing ---------------------------------------------------------------------------------
 
@@ -327,6 +339,10 @@ class Explorer:
                 continue
             if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
                 continue
+            if self._shared is not None and (
+                c.nav or c.pattern not in IN_ROUTE or (c.selector, c.label) in self._shared
+            ):
+                continue  # inside a route's view: its own tabs and disclosures only
             if c.pattern == "nav_link" and self._nav_links_load:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
@@ -339,7 +355,7 @@ class Explorer:
     async def run(self, url: str) -> PageUnderstanding:
         """Explore the page already loaded at `url` (its initial snapshot taken by the caller)."""
         o = self.options
-        deadline = time.monotonic() + o.max_seconds
+        deadline = self._deadline = time.monotonic() + o.max_seconds
         no_change = 0
         scrolls = 0
         scrolled_up = False
@@ -368,6 +384,10 @@ class Explorer:
                 break
             step, state = await self._act(choice, state, url)
             self.steps.append(step)
+            for inner in self._route_steps:
+                inner.n = len(self.steps) + 1
+                self.steps.append(inner)
+            self._route_steps = []
             if step.effect in ("no_change", "failed"):
                 no_change += 1
                 if no_change >= o.no_change_limit:
@@ -457,6 +477,7 @@ class Explorer:
                 stored, superseded = await self.snapshot(None, route=route)
                 if stored:
                     self.routes.append(route)
+                    await self._explore_route(after["url"])
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
@@ -486,6 +507,39 @@ class Explorer:
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
         return step, after
+
+    async def _explore_route(self, url: str) -> None:
+        """Act inside a route's view just stored, as the page it is: its tabs and disclosures
+        (an operation's other response codes) are stored under the route's URL. Not the
+        navigation or chrome it shares with the page it came from, nor other routes (the
+        outer exploration visits those); `actions_per_route` at most, within the budget."""
+        o = self.options
+        left = min(o.actions_per_route, o.max_actions - len(self.steps) - 1)
+        seconds = self._deadline - time.monotonic()
+        if self._shared is not None or left <= 0 or seconds <= 1 or self._last_scan is None:
+            return
+        route = _route(url)
+
+        async def sink(
+            dom: str, trigger: str | None, supersede: bool, _: str | None
+        ) -> tuple[int, int]:
+            return await self.sink(dom, trigger, supersede, route)
+
+        inner = Explorer(
+            self.page,
+            sink,
+            replace(o, max_actions=left, max_seconds=seconds, max_scrolls=1),
+            self.policy,
+            self.network,
+        )
+        inner._shared = {(c.selector, c.label) for c in self._last_scan.candidates}
+        inner._routes_seen = self._routes_seen  # one set: a route stored once in all
+        try:
+            await inner.run(url)
+        finally:
+            self._route_steps = inner.steps
+            self.routes += inner.routes
+            self.breakers += [f"in {route}: {b}" for b in inner.breakers]
 
     async def _close_dialog(self) -> None:
         await self.page.keyboard.press("Escape")

@@ -285,3 +285,70 @@ def test_a_group_that_opens_by_script_is_opened_and_each_route_visited_once(
     shown = resolve(client, site.url("/pets#/operations/showPetById"), "")
     own = " ".join(c["text"] for c in shown)
     assert "vaccination dates" in own, own
+
+
+ROUTED_OPS = {
+    "listParcels": ("List parcels", "Parcels of the account, newest first.", "Not signed in."),
+    "trackParcel": ("Track a parcel", "The parcel with its scans.", "No parcel has that number."),
+    "cancelParcel": ("Cancel a parcel", "The parcel was cancelled.", "It was posted already."),
+}
+
+ROUTED_TABS = Page(
+    (
+        """<html><head><title>Parcel API</title></head><body>
+<nav class="toc"><a href="#/">Overview</a>"""
+        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
+        + """</nav><main></main><script>
+const ops = """
+        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
+        + """;
+// Like Stoplight Elements: each operation is a route, and its view shows one response code's
+// description at a time; the other code's is rendered only when its tab is clicked.
+function render() {
+  const op = location.hash.replace(/^#\\/operations\\//, '');
+  const main = document.querySelector('main');
+  if (!ops[op]) {
+    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted and tracked.</p>';
+    return;
+  }
+  const [title, ok, bad] = ops[op];
+  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div role="tablist">
+    <button role="tab" aria-selected="true" data-code="200">200</button>
+    <button role="tab" aria-selected="false" data-code="404">404</button></div>
+    <div role="tabpanel"><p>${ok}</p></div>`;
+  main.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+    main.querySelectorAll('[role=tab]').forEach((t) => t.setAttribute('aria-selected', t === tab));
+    main.querySelector('[role=tabpanel]').innerHTML =
+      '<p>' + (tab.dataset.code === '200' ? ok : bad) + '</p>';
+  }));
+}
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_the_tabs_inside_each_route_s_view_are_opened_and_stored_under_the_route(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """An operation's other response codes show only on a click inside its route's view: the
+    explorer acts inside each route it stores (not on the navigation it shares) and stores
+    what it reveals under the route's URL."""
+    site.pages["/parcels"] = ROUTED_TABS
+    client = make_client()
+    job = capture(client, site.url("/parcels"), maxActions=30)
+    assert job["status"] == "completed", job
+    assert job["counts"]["routes"] == len(ROUTED_OPS), job["counts"]
+    for op, (title, ok, bad) in ROUTED_OPS.items():
+        url = site.url(f"/parcels#/operations/{op}")
+        own = resolve(client, url, "", k=20)  # the route's own chunks, by its URL
+        texts = " ".join(c["text"] for c in own)
+        assert ok in texts and bad in texts, (op, texts)
+        assert any(bad in c["text"] and c["phase"] == "post_interaction" for c in own), own
+        for other, (_, other_ok, other_bad) in ROUTED_OPS.items():
+            if other != op:
+                assert other_ok not in texts and other_bad not in texts, (op, other)
+        top = resolve(client, url, f"{title} 404 {bad}", k=3)
+        assert any(bad in c["text"] and c["url"] == url for c in top), top
+    assert job["counts"]["superseded"] == 0  # a tab shows another view: it replaces nothing
