@@ -273,7 +273,7 @@ class Explorer:
         # Inside a route's view (see `_explore_route`): the controls of the page it was reached
         # from (the navigation and chrome they share), which are not clicked again there.
         self._shared: set[tuple[str, str]] | None = None
-        self._route_steps: list[Step] = []  # done inside the route the last step reached
+        self._route_views: list[str] = []  # routes stored, to act inside once all are seen
 
     # observing ---------------------------------------------------------------------------------
 
@@ -380,14 +380,14 @@ class Explorer:
                     scrolled_up = True  # what renders only near the top is scanned again
                     state = await self._state()
                     continue
+                if self._route_views:  # every route seen: now what is inside their views
+                    await self._explore_route(self._route_views.pop(0), url)
+                    state = await self._state()
+                    continue
                 self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
                 break
             step, state = await self._act(choice, state, url)
             self.steps.append(step)
-            for inner in self._route_steps:
-                inner.n = len(self.steps) + 1
-                self.steps.append(inner)
-            self._route_steps = []
             if step.effect in ("no_change", "failed"):
                 no_change += 1
                 if no_change >= o.no_change_limit:
@@ -477,7 +477,8 @@ class Explorer:
                 stored, superseded = await self.snapshot(None, route=route)
                 if stored:
                     self.routes.append(route)
-                    await self._explore_route(after["url"])
+                    if self._shared is None and await self._own_controls():
+                        self._route_views.append(after["url"])
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
@@ -508,17 +509,40 @@ class Explorer:
         )
         return step, after
 
-    async def _explore_route(self, url: str) -> None:
-        """Act inside a route's view just stored, as the page it is: its tabs and disclosures
-        (an operation's other response codes) are stored under the route's URL. Not the
-        navigation or chrome it shares with the page it came from, nor other routes (the
-        outer exploration visits those); `actions_per_route` at most, within the budget."""
+    async def _own_controls(self) -> bool:
+        """Whether the view on screen has tabs or disclosures of its own to act on later (not
+        ones the page it was reached from has too)."""
+        if not self.options.actions_per_route or self._last_scan is None:
+            return False
+        shared = {(c.selector, c.label) for c in self._last_scan.candidates}
+        raw = await self.page.evaluate(SCAN)
+        return any(
+            c.get("pattern") in IN_ROUTE
+            and c.get("visible")
+            and not c.get("nav")
+            and (c.get("selector"), c.get("label", "")) not in shared
+            for c in raw["candidates"]
+        )
+
+    async def _explore_route(self, url: str, back_to: str) -> None:
+        """Act inside a route's view, stored earlier, as on the page it is: its tabs and
+        disclosures (an operation's other response codes) are stored under the route's URL.
+        Not the navigation or chrome it shares with the page it came from, nor other routes.
+        Done once the outer exploration has nothing left, so that it never costs a route its
+        visit; `actions_per_route` at most, within the budget."""
         o = self.options
-        left = min(o.actions_per_route, o.max_actions - len(self.steps) - 1)
+        left = min(o.actions_per_route, o.max_actions - len(self.steps))
         seconds = self._deadline - time.monotonic()
-        if self._shared is not None or left <= 0 or seconds <= 1 or self._last_scan is None:
+        if left <= 0 or seconds <= 1 or self._last_scan is None:
             return
         route = _route(url)
+        shared = {(c.selector, c.label) for c in self._last_scan.candidates}
+        try:
+            await self.page.goto(url, wait_until="load", timeout=20_000)
+        except Exception as exc:
+            log.info("explorer: cannot open %s again: %s", url, str(exc).splitlines()[0])
+            return
+        await self.settle()
 
         async def sink(
             dom: str, trigger: str | None, supersede: bool, _: str | None
@@ -532,14 +556,17 @@ class Explorer:
             self.policy,
             self.network,
         )
-        inner._shared = {(c.selector, c.label) for c in self._last_scan.candidates}
+        inner._shared = shared
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all
         try:
             await inner.run(url)
         finally:
-            self._route_steps = inner.steps
+            for step in inner.steps:
+                step.n = len(self.steps) + 1
+                self.steps.append(step)
             self.routes += inner.routes
             self.breakers += [f"in {route}: {b}" for b in inner.breakers]
+            await self._back(back_to)
 
     async def _close_dialog(self) -> None:
         await self.page.keyboard.press("Escape")
