@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -190,7 +191,7 @@ def prepare(
 
 
 def _passes(
-    prepared: Sequence[PreparedDocument], max_chunks: int
+    prepared: Iterable[PreparedDocument], max_chunks: int
 ) -> Iterator[list[PreparedDocument]]:
     """Whole documents, up to `max_chunks` chunks a pass, each document at most once per pass:
     a pass reads what is stored before it writes, so a document's second version (two uploads
@@ -307,33 +308,25 @@ class Indexer:
         producer = threading.Thread(target=produce, name="lore-prepare", daemon=True)
         producer.start()
         results: list[IndexResult | IngestError | None] = []
-        batch: list[tuple[int, PreparedDocument]] = []
-        keys: set[tuple[str, str]] = set()  # a document at most once a pass (see `_passes`)
-        size = 0
+        slots: deque[int] = deque()  # where each prepared document's result goes, in order
+        end: list[_End] = []
 
-        def flush() -> None:
-            nonlocal batch, keys, size
-            if batch:
-                done = self._index_pass([p for _, p in batch], lambda _n, _t: None)
-                for (slot, _), result in zip(batch, done, strict=True):
-                    results[slot] = result
-            batch, keys, size = [], set(), 0
-
-        try:
+        def prepared() -> Iterator[PreparedDocument]:
             while not isinstance(item := ready.get(), _End):
                 if isinstance(item, IngestError):
                     results.append(item)
                     continue
-                key = (item.document.tenant_id, item.document.id)
-                if batch and (size + len(item.chunks) > max_chunks or key in keys):
-                    flush()
-                batch.append((len(results), item))
-                keys.add(key)
+                slots.append(len(results))
                 results.append(None)
-                size += len(item.chunks)
-            flush()
-            if item.failure is not None:
-                raise item.failure
+                yield item
+            end.append(item)
+
+        try:
+            for batch in _passes(prepared(), max_chunks):
+                for result in self._index_pass(batch, lambda _n, _t: None):
+                    results[slots.popleft()] = result
+            if end[0].failure is not None:
+                raise end[0].failure
         finally:
             stop.set()
             producer.join()
