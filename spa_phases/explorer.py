@@ -104,6 +104,19 @@ class Candidate:
 _CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
 
 
+def _candidates(raw: dict[str, Any]) -> list[Candidate]:
+    return [
+        Candidate(**{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS})
+        for c in raw["candidates"]
+    ]
+
+
+def _own_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
+    """Whether a control in a route's view is acted on there: its own tabs and disclosures,
+    not the navigation or chrome it shares with the page it was reached from (`shared`)."""
+    return not c.nav and c.pattern in IN_ROUTE and (c.selector, c.label) not in shared
+
+
 @dataclass(frozen=True)
 class ScanSummary:
     total: int  # actionable elements in the DOM
@@ -299,13 +312,9 @@ class Explorer:
     async def scan(self) -> Scan:
         raw = await self.page.evaluate(SCAN)
         self._raw = self._raw or raw  # the page as loaded: its patterns
-        candidates = [
-            Candidate(**{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS})
-            for c in raw["candidates"]
-        ]
         scan = Scan(
             ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),
-            candidates,
+            _candidates(raw),
             list(raw["searchInputs"]),
         )
         self._first_scan = self._first_scan or scan
@@ -339,10 +348,8 @@ class Explorer:
                 continue
             if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
                 continue
-            if self._shared is not None and (
-                c.nav or c.pattern not in IN_ROUTE or (c.selector, c.label) in self._shared
-            ):
-                continue  # inside a route's view: its own tabs and disclosures only
+            if self._shared is not None and not _own_in_route(c, self._shared):
+                continue
             if c.pattern == "nav_link" and self._nav_links_load:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
@@ -514,15 +521,9 @@ class Explorer:
         ones the page it was reached from has too)."""
         if not self.options.actions_per_route or self._last_scan is None:
             return False
-        shared = {(c.selector, c.label) for c in self._last_scan.candidates}
-        raw = await self.page.evaluate(SCAN)
-        return any(
-            c.get("pattern") in IN_ROUTE
-            and c.get("visible")
-            and not c.get("nav")
-            and (c.get("selector"), c.get("label", "")) not in shared
-            for c in raw["candidates"]
-        )
+        shared = _controls(self._last_scan)
+        here = _candidates(await self.page.evaluate(SCAN))
+        return any(c.visible and _own_in_route(c, shared) for c in here)
 
     async def _explore_route(self, url: str, back_to: str) -> None:
         """Act inside a route's view, stored earlier, as on the page it is: its tabs and
@@ -536,7 +537,7 @@ class Explorer:
         if left <= 0 or seconds <= 1 or self._last_scan is None:
             return
         route = _route(url)
-        shared = {(c.selector, c.label) for c in self._last_scan.candidates}
+        shared = _controls(self._last_scan)
         try:
             await self.page.goto(url, wait_until="load", timeout=20_000)
         except Exception as exc:
@@ -704,6 +705,11 @@ def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
     if kinds.get("link", 0) > 3 * max(1, summary.total - kinds.get("link", 0)):
         return "article"
     return "app"
+
+
+def _controls(scan: Scan) -> set[tuple[str, str]]:
+    """A scan's controls by selector and label (how the explorer tells them apart)."""
+    return {(c.selector, c.label) for c in scan.candidates}
 
 
 def _similarity(before: list[str], after: list[str]) -> float:
