@@ -484,18 +484,6 @@ class SiteCrawl:
         return self._stopped is not None
 
     async def _handle(self, context: BeautifulSoupCrawlingContext) -> None:
-        parsed = [context.soup]
-        try:
-            await self._handle_page(context, parsed)
-        finally:
-            # A parsed page is a web of parent and child references that only Python's
-            # cyclic collector frees, and it seldom runs on a big heap: a crawl kept the trees
-            # of pages long done (100 MB after 80 pages). Taken apart, they go at once.
-            for soup in parsed:
-                soup.decompose()
-
-    async def _handle_page(self, context: BeautifulSoupCrawlingContext, parsed: list[Any]) -> None:
-        """`parsed`: the trees made for the page, to take apart when it is done."""
         request = context.request
         url = request.url
         depth = request.user_data.get("depth", 0)
@@ -517,11 +505,11 @@ class SiteCrawl:
         rendered = self._renderer is not None and self._should_render(url, headers, soup)
         if rendered:
             assert self._renderer is not None
+            soup.decompose()  # the app's shell: its rendered DOM is read instead
             body = await self._renderer.render(final, body, headers.get("content-type"))
             headers["content-type"] = "text/html; charset=utf-8"  # the DOM, serialised
             soup = BeautifulSoup(body, "lxml")
-            parsed.append(soup)
-        stored_as = self._stored_url(url, final, soup, depth)
+        stored_as, links = self._read(soup, url, final, depth, rendered)
         if stored_as is None:
             return
         digest = bytes_hash(body)
@@ -531,12 +519,21 @@ class SiteCrawl:
                 stored_as, state="skipped", reason=f"duplicate:{first_url}", status_code=status
             )
             return
-        links = _links(soup, final, routes=rendered)
-        for tree in parsed:  # not needed to store the page, which may wait for the embedder
-            tree.decompose()
-        parsed.clear()
         await self._follow(links, depth)
         await self._store(stored_as, final, status, headers, body, depth, links, digest)
+
+    def _read(
+        self, soup: Any, url: str, final: str, depth: int, rendered: bool
+    ) -> tuple[str | None, tuple[str, ...]]:
+        """The URL the page is stored under (None: a duplicate) and its links; the parsed tree
+        is taken apart after, before the page waits to be stored. It is a web of parent and
+        child references that only Python's cyclic collector frees, which seldom runs on a big
+        heap: a crawl kept the trees of pages long done (100 MB after 80 pages)."""
+        try:
+            stored_as = self._stored_url(url, final, soup, depth)
+            return stored_as, _links(soup, final, routes=rendered) if stored_as else ()
+        finally:
+            soup.decompose()
 
     def _should_render(self, url: str, headers: dict[str, str], soup: Any) -> bool:
         content_type = (headers.get("content-type") or "text/html").lower()
