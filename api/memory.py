@@ -8,13 +8,14 @@ needed for correctness; on a C library without these calls it does nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
+import functools
 import threading
 
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
     try:
         libc = ctypes.CDLL("libc.so.6")
@@ -63,5 +64,4 @@ class MemoryTrimmer:
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
-            with contextlib.suppress(Exception):  # never worth taking a process down for
-                give_back_freed_memory()
+            give_back_freed_memory()
