@@ -64,8 +64,27 @@ def metadata_terms(metadata: Mapping[str, str]) -> list[str]:
 
 
 def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
-    context = " > ".join(h for h in (title, *heading_path) if h)
-    return f"{context}\n\n{text}" if context else text
+    """The heading context, then the text. Of two neighbours in the context where one holds the
+    other (a page titled "json — JSON encoder and decoder — Python 3.11 documentation" whose
+    first heading is "json — JSON encoder and decoder"), only the longer is said: the encoders
+    read each word of it once, and the dense model's 256 tokens go to the text."""
+    context: list[str] = []
+    for heading in (title, *heading_path):
+        said = _words(heading)
+        if said == "  ":
+            continue
+        if context and said in _words(context[-1]):
+            continue
+        if context and _words(context[-1]) in said:
+            context[-1] = heading
+        else:
+            context.append(heading)
+    return f"{' > '.join(context)}\n\n{text}" if context else text
+
+
+def _words(text: str) -> str:
+    """`text`'s words, case folded, between spaces: one holds another's as a whole run of words."""
+    return f" {' '.join(text.split()).casefold()} "
 
 
 @dataclass(frozen=True)

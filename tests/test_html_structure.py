@@ -228,3 +228,25 @@ def test_extracted_markdown_has_no_needless_escapes() -> None:
     assert "The my_table_name column and 2*3*4 stay as written." in markdown
     assert "\\# not a heading" in markdown  # the one escape Markdown needs here
     assert "\\_" not in markdown and "\\*" not in markdown
+
+
+def test_the_encoders_read_a_title_and_the_heading_that_repeats_it_once() -> None:
+    sphinx = page(
+        "<html><head><title>json — JSON encoder and decoder — Python 3.11 documentation</title>"
+        "</head><body><div role='main'><h1>json — JSON encoder and decoder</h1>"
+        f"<p>{PROSE}</p><h2>Basic Usage</h2><p>{PROSE} Serialize obj as a JSON stream.</p>"
+        f"<h3>Usage notes</h3><p>{PROSE}</p></div></body></html>"
+    )
+    usage = next(c for c in sphinx.chunks if "Serialize obj" in c.text)
+    # the stored chunk keeps its whole path; what the encoders read says each run of words once
+    assert usage.heading_path[:2] == ("json — JSON encoder and decoder", "Basic Usage")
+    context = usage.search_text.split("\n\n", 1)[0]
+    assert context == "json — JSON encoder and decoder — Python 3.11 documentation > Basic Usage"
+    manpage = page(
+        "<html><head><title>git-commit(1)</title></head><body><h1>git-commit(1) Manual Page</h1>"
+        f"<h2>NAME</h2><p>{PROSE}</p></body></html>"
+    )
+    assert manpage.chunks[0].search_text.startswith("git-commit(1) Manual Page > NAME\n\n")
+    # a heading that repeats only some of its parent's words stays
+    notes = next(c for c in sphinx.chunks if c.heading_path[-1] == "Usage notes")
+    assert notes.search_text.split("\n\n", 1)[0].endswith("> Basic Usage > Usage notes")
