@@ -53,7 +53,11 @@ REPEATED = 3
 # Marked by lore's in-browser capture on elements whose computed style hides them.
 HIDDEN_MARK = "data-lore-hidden"
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
-_GENERATED_ID = re.compile(r"\d{4,}|^(ember|react|radix|headlessui|mui|rc|ng)[-_]?\d", re.I)
+# Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
+# "scalar-refs-0-47"): not the same element in the next render. As page_scripts' GENERATED.
+_GENERATED_ID = re.compile(
+    r"\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$", re.I
+)
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(\.0*)?\s*(;|$)"
     r"|font-size\s*:\s*0|color\s*:\s*transparent|clip\s*:\s*rect\(\s*0"
@@ -111,6 +115,8 @@ def parse(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> lxml.html.HtmlE
         if element.getparent() is not None:
             element.drop_tree()
     for control in root.iter(*CONTROL_TAGS):  # "Overview" "Settings", not "OverviewSettings"
+        if control.tag not in ("input", "img"):
+            control.text = " " + (control.text or "")  # nor "stateCopy link to state"
         control.tail = " " + (control.tail or "")
     return root
 
@@ -176,11 +182,23 @@ def _repeated(element: lxml.html.HtmlElement) -> bool:
     return alike >= REPEATED
 
 
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def _titles(outline: list[tuple[int, str]]) -> tuple[str, ...]:
+    return tuple(title for _, title in outline)
+
+
+def _wraps_heading(element: lxml.html.HtmlElement) -> bool:
+    """Whether all the text of `element` is one heading's (an id'd anchor around an `h3`)."""
+    heading = next(element.iter(*_HEADINGS), None)
+    if heading is None:
+        return False
+    return " ".join(element.text_content().split()) == " ".join(heading.text_content().split())
+
+
 def _markdown(element: lxml.html.HtmlElement) -> str:
     return html_to_markdown(element, skip_navigation=False, controls=True)
-
-
-_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
 def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
@@ -198,16 +216,25 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             if self_hidden(element) and reads_like_instructions(element.text_content()):
                 injected.add(element)
     # Where each region starts: its scope and the headings above it, read before any is cut.
-    # A heading inside a container leads only what follows it in that container; hidden ones
-    # count too, so a panel's context is the same whether it was open or not.
+    # A heading inside a container leads only what follows it in that container, and one in a
+    # hidden block only that block; hidden ones count there, so a panel's context is the same
+    # whether it was open or not. A container that
+    # holds nothing but a heading (an anchor's wrapper) is not one: its heading leads what
+    # follows in the container around it. The page's main content is led by its own headings,
+    # not by the chrome's before it (an assistant panel's "How can I help you today?").
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[int, str]] = []
     entered: list[tuple[lxml.html.HtmlElement, list[tuple[int, str]]]] = []
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
             outline = entered.pop()[1]
-        if _is_container(element) or element in injected:
-            starts.append((element, selector(element), tuple(t for _, t in outline)))
+        if (_is_container(element) and not _wraps_heading(element)) or element in injected:
+            main = element.tag == "main" or element.get("role") == "main"
+            starts.append((element, selector(element), () if main else _titles(outline)))
+            entered.append((element, list(outline)))
+            if main:
+                outline = []
+        elif element in hidden and element.getparent() not in hidden:
             entered.append((element, list(outline)))
         if element.tag in _HEADINGS:
             level = int(element.tag[1])
@@ -255,7 +282,7 @@ def _sections(region: Region) -> list[Region]:
         if heading:
             level, title = len(heading[1]), heading[2]
             outline = [(lv, t) for lv, t in outline if lv < level]
-            parts.append((tuple(t for _, t in outline), title, [line]))
+            parts.append((_titles(outline), title, [line]))
             outline.append((level, title))
         else:
             parts[-1][2].append(line)

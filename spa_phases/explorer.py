@@ -85,6 +85,7 @@ class Candidate:
     siblings: int = 0
     nav: bool = False  # inside navigation (a sidebar, a table of contents, a menu)
     chrome: bool = False  # hides or skips the page's own navigation or chrome
+    variant: bool = False  # shows a code sample in another language or HTTP client
     container: str = ""  # the operation, card or section it belongs to
     url: str = ""  # a link's absolute target
 
@@ -338,7 +339,9 @@ class Explorer:
     def _eligible(self, scan: Scan) -> list[Candidate]:
         out = []
         for c in scan.candidates:
-            if not c.visible or c.disabled or c.destructive or c.chrome:
+            # A code sample in one language more says nothing new and, stored once per
+            # language and operation, crowds the descriptions out of the answers.
+            if not c.visible or c.disabled or c.destructive or c.chrome or c.variant:
                 continue
             if (
                 c.pattern not in PRIORITY

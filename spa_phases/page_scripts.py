@@ -46,7 +46,9 @@ const deepAll = (sel) => {
   visit(document);
   return out;
 };
-const GENERATED = /\d{4,}|^(ember|react|radix|headlessui|mui|rc|ng)[-_]?\d/i;
+// Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7",
+// Vue's "scalar-refs-0-47"): not the same element in the next render. As dom.py's _GENERATED_ID.
+const GENERATED = /\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$/i;
 const stableId = (el) => el.id && STABLE_ID.test(el.id) && !GENERATED.test(el.id) ? el.id : null;
 const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
 // An element's position among its parent's children of its tag, and how many there are:
@@ -174,8 +176,12 @@ SCAN = (
   // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing.
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
-  // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past it.
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme)$/i;
+  // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
+  // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python"): the
+  // same request again in another language.
+  const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r)(\s+[\w.:#+\/-]+){0,2}$/i;
   const ROUTE = /^#!?\//;
   const PRICE = /(?:[$€£¥₹]\s?\d[\d.,]*|\b\d[\d.,]*\s?(?:€|EUR|USD|GBP|kr|zł)(?![A-Za-z]))/;
   const COOKIE = '[id*=cookie i], [class*=cookie i], [id*=consent i], [class*=consent i], [aria-label*=cookie i], [aria-label*=consent i], [id*=gdpr i], [class*=gdpr i]';
@@ -328,6 +334,16 @@ SCAN = (
     if (i === undefined) { i = contexts.push(textOf(item, 160)) - 1; contextIndex.set(item, i); }
     return i;
   };
+  // Whether a control switches a code sample's language: a language's name, among three or
+  // more in its list or menu, or next to a code block.
+  const variantOf = (el, text) => {
+    if (!LANGS.test(text)) return false;
+    const group = el.closest('[role=listbox], [role=menu], [role=tablist], [role=radiogroup], ul, ol, select');
+    if (group && Array.from(group.querySelectorAll('[role=option], [role=menuitem], [role=menuitemradio], [role=tab], li, option, button'))
+      .filter(o => LANGS.test(clean(o.textContent, 80))).length >= 3) return true;
+    for (let a = el.parentElement, n = 0; a && n < 5; a = a.parentElement, n++) if (a.querySelector('pre')) return true;
+    return false;
+  };
   const candidates = [];
   const byType = {};
   let shown = 0;
@@ -370,7 +386,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text),
+      siblings, nav: inNav, chrome: CHROME.test(text), variant: variantOf(el, text),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),

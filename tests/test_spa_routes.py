@@ -142,6 +142,9 @@ def _operation(n: int, op: tuple[str, str, str, str]) -> str:
         f'<div class="operation"><h3>{title}</h3><p class="desc">{description} '
         f'(operation {n}).</p><div role="tablist"><button role="tab" data-code="200">200</button>'
         f'<button role="tab" data-code="400">400</button></div><div class="schema"></div>'
+        '<div class="sample"><div role="tablist"><button role="tab">Shell Curl</button>'
+        '<button role="tab">Python requests</button><button role="tab">Node.js fetch</button>'
+        f"</div><pre>curl https://api.test{title.split()[1]}</pre></div>"
         f'<div style="height: 700px"></div></div>'
     )
 
@@ -149,7 +152,7 @@ def _operation(n: int, op: tuple[str, str, str, str]) -> str:
 API = Page(
     (
         "<html><head><title>Widget API</title></head><body><h1>Widget API</h1>"
-        '<button class="collapse">Collapse all</button>'
+        '<button class="collapse">Collapse all</button><button class="ai">Ask AI</button>'
         + "".join(_operation(n, op) for n, op in enumerate(OPERATIONS))
         + """<script>
 const answers = """
@@ -160,6 +163,11 @@ document.querySelectorAll('.operation').forEach((op, n) => {
     const which = tab.dataset.code === '200' ? 0 : 1;
     op.querySelector('.schema').innerHTML = '<p>Schema description: ' + answers[n][which] + '</p>';
   }));
+});
+document.querySelectorAll('.sample [role=tab]').forEach((tab) => tab.addEventListener('click',
+  () => { tab.closest('.sample').querySelector('pre').textContent = '# ' + tab.textContent; }));
+document.querySelector('.ai').addEventListener('click', () => {
+  document.body.insertAdjacentHTML('afterbegin', '<div><h2>How can I help?</h2></div>');
 });
 document.querySelector('.collapse').addEventListener('click', () => {
   document.querySelectorAll('.operation .desc').forEach((d) => { d.textContent = 'operation'; });
@@ -191,6 +199,8 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
     assert "Collapse all" in labels
     assert not [b for b in learned["breakers"] if "repeated_action" in b and "200" in b]
+    # the same request in another language, and an assistant's chat, are not clicked
+    assert not {"Shell Curl", "Python requests", "Node.js fetch", "Ask AI"} & set(labels)
 
 
 SHADOW = Page(
