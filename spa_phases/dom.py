@@ -169,7 +169,12 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
         return (
             next(element.iterancestors("article", "section", "main", "aside", "nav"), None) is None
         )
-    return element.tag == "div" and _repeated(element)
+    # A code block is one unit: its lines, each a div of one class in some viewers, are not.
+    return element.tag == "div" and _repeated(element) and not _in_code(element)
+
+
+def _in_code(element: lxml.html.HtmlElement) -> bool:
+    return next(element.iterancestors("pre", "code"), None) is not None
 
 
 def _repeated(element: lxml.html.HtmlElement) -> bool:

@@ -173,7 +173,8 @@ SCAN = (
     + _COMMON
     + r"""
   const DESTRUCTIVE = /\b(delete|remove|log ?out|sign ?out|unsubscribe|pay|purchase|buy|checkout|deactivate|reset|destroy|drop|erase|submit|send|transfer|execute|authori[sz]e|save|confirm|publish|place order|sign ?up|register)\b/i;
-  // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing.
+  // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing;
+  // nor does a link to a client-side route ("deletePet DELETE" to #/operations/deletePet).
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
@@ -383,7 +384,7 @@ SCAN = (
     const container = containerOfFast(el);
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
-      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern),
+      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route',
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text), variant: variantOf(el, text),

@@ -250,3 +250,23 @@ def test_the_encoders_read_a_title_and_the_heading_that_repeats_it_once() -> Non
     # a heading that repeats only some of its parent's words stays
     notes = next(c for c in sphinx.chunks if c.heading_path[-1] == "Usage notes")
     assert notes.search_text.split("\n\n", 1)[0].endswith("> Basic Usage > Usage notes")
+
+
+def test_a_code_viewer_that_draws_each_line_as_a_div_keeps_its_lines() -> None:
+    # Stoplight Elements' code viewer: a <pre> of one <div> per line, no newlines between them,
+    # each line's number drawn beside it
+    lines = [
+        "curl --request GET \\",
+        "  --url https://petstore.test/v2/pets \\",
+        "  --header 'Accept: application/json'",
+    ]
+    viewer = "".join(
+        f'<div class="sl-flex"><div class="sl-code-highlight__ln sl-select-none">{n}</div>'
+        f"<div><span>{line}</span></div></div>"
+        for n, line in enumerate(lines, 1)
+    )
+    prepared = page(
+        f"<html><head><title>Pets</title></head><body><main><h1>List pets</h1><p>{PROSE}</p>"
+        f'<pre class="sl-code-viewer">{viewer}</pre><p>{PROSE}</p></main></body></html>'
+    )
+    assert "```\n" + "\n".join(lines) + "\n```" in stored(prepared)

@@ -300,7 +300,8 @@ def test_a_group_that_opens_by_script_is_opened_and_each_route_visited_once(
 ROUTED_OPS = {
     "listParcels": ("List parcels", "Parcels of the account, newest first.", "Not signed in."),
     "trackParcel": ("Track a parcel", "The parcel with its scans.", "No parcel has that number."),
-    "cancelParcel": ("Cancel a parcel", "The parcel was cancelled.", "It was posted already."),
+    # a link to a route only shows it, whatever its label says
+    "deleteParcel": ("Delete a parcel", "The parcel was deleted.", "It was posted already."),
 }
 
 ROUTED_TABS = Page(

@@ -203,3 +203,10 @@ def test_a_control_s_text_is_a_word_of_its_own() -> None:
         "</button>Type: string</p></main></body></html>"
     )
     assert "state Copy link to state Type: string" in " ".join(found.markdown.split())
+
+
+def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
+    lines = "".join(f'<div class="line">line {n} of the sample</div>' for n in range(6))
+    found = regions(f"<html><body><main><h3>GET /pets</h3><pre>{lines}</pre></main></body></html>")
+    assert len(found) == 1
+    assert "line 0 of the sample\nline 1 of the sample" in found[0].markdown

@@ -116,6 +116,13 @@ class _Inline:
             self.linked += len(collapse(self.plain[-1]))
 
 
+# Blocks that start a new line inside preformatted text.
+_LINE_BLOCKS = frozenset({"div", "p", "li", "tr"})
+# A code viewer's line numbers and prompts, drawn beside the code and not part of it: classes
+# such as "sl-code-highlight__ln", "line-numbers", "gutter", Tailwind's "select-none".
+_GUTTER = re.compile(r"(?:^|[-_])(?:ln|line-?num(?:ber)?s?|gutter)$|(?:^|[-_:])select-none$", re.I)
+
+
 def _code_span(text: str) -> str:
     text = collapse(text)
     if not text:
@@ -286,7 +293,8 @@ class MarkdownWriter:
 
     def raw_text(self, element: lxml.html.HtmlElement) -> str:
         """The element's text as written, without skipped parts (permalinks, line numbers), a
-        `<br>` as a line break."""
+        `<br>` as a line break, and a block (a code viewer's `<div>` per line) on a line of its
+        own."""
         parts: list[str] = []
 
         def walk(node: lxml.html.HtmlElement) -> None:
@@ -294,9 +302,11 @@ class MarkdownWriter:
                 parts.append(node.text)
             for child in node:
                 if isinstance(child.tag, str) and not self.skipped(child):
-                    if child.tag == "br":
+                    starts_line = child.tag in _LINE_BLOCKS and parts and parts[-1][-1] != "\n"
+                    if child.tag == "br" or starts_line:
                         parts.append("\n")
-                    walk(child)
+                    if not any(_GUTTER.search(c) for c in classes(child)):
+                        walk(child)
                 if child.tail:
                     parts.append(child.tail)
 
