@@ -190,6 +190,13 @@ def _repeated(element: lxml.html.HtmlElement) -> bool:
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
+def _labels(by_id: dict[str, lxml.html.HtmlElement], ids: str) -> tuple[str, ...]:
+    """The text of the elements `ids` names (a tab panel's tab: "200" over a response's
+    description)."""
+    texts = (" ".join(by_id[i].text_content().split()) for i in ids.split() if i in by_id)
+    return tuple(t for t in texts if t)
+
+
 def _titles(outline: list[tuple[int, str]]) -> tuple[str, ...]:
     return tuple(title for _, title in outline)
 
@@ -226,7 +233,9 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # whether it was open or not. A container that
     # holds nothing but a heading (an anchor's wrapper) is not one: its heading leads what
     # follows in the container around it. The page's main content is led by its own headings,
-    # not by the chrome's before it (an assistant panel's "How can I help you today?").
+    # not by the chrome's before it (an assistant panel's "How can I help you today?"). A tab
+    # panel's tab, named by aria-labelledby, is part of its context ("Responses > 200").
+    by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[int, str]] = []
     entered: list[tuple[lxml.html.HtmlElement, list[tuple[int, str]]]] = []
@@ -235,7 +244,10 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             outline = entered.pop()[1]
         if (_is_container(element) and not _wraps_heading(element)) or element in injected:
             main = element.tag == "main" or element.get("role") == "main"
-            starts.append((element, selector(element), () if main else _titles(outline)))
+            context = () if main else _titles(outline)
+            if element.get("role") == "tabpanel" and element.get("aria-labelledby"):
+                context += _labels(by_id, element.get("aria-labelledby", ""))
+            starts.append((element, selector(element), context))
             entered.append((element, list(outline)))
             if main:
                 outline = []

@@ -210,3 +210,15 @@ def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
     found = regions(f"<html><body><main><h3>GET /pets</h3><pre>{lines}</pre></main></body></html>")
     assert len(found) == 1
     assert "line 0 of the sample\nline 1 of the sample" in found[0].markdown
+
+
+def test_a_tab_panel_is_led_by_its_tab() -> None:
+    found = regions(
+        "<html><body><main><h2>Responses</h2><div role='tablist'>"
+        "<div role='tab' id='t-200' aria-selected='true'>200</div>"
+        "<div role='tab' id='t-404'>404</div></div>"
+        "<div role='tabpanel' aria-labelledby='t-200'><p>The repository</p></div>"
+        "</main></body></html>"
+    )
+    panel = next(r for r in found if r.markdown == "The repository")
+    assert panel.heading_path == ("Responses", "200")
