@@ -69,16 +69,16 @@ def search_text(title: str, heading_path: Sequence[str], text: str) -> str:
     first heading is "json — JSON encoder and decoder"), only the longer is said: the encoders
     read each word of it once, and the dense model's 256 tokens go to the text."""
     context: list[str] = []
+    last = ""  # the words of context[-1]
     for heading in (title, *heading_path):
         said = _words(heading)
-        if said == "  ":
+        if not heading.strip() or said in last:
             continue
-        if context and said in _words(context[-1]):
-            continue
-        if context and _words(context[-1]) in said:
+        if context and last in said:
             context[-1] = heading
         else:
             context.append(heading)
+        last = said
     return f"{' > '.join(context)}\n\n{text}" if context else text
 
 

@@ -230,11 +230,11 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # Where each region starts: its scope and the headings above it, read before any is cut.
     # A heading inside a container leads only what follows it in that container, and one in a
     # hidden block only that block; hidden ones count there, so a panel's context is the same
-    # whether it was open or not. A container that
-    # holds nothing but a heading (an anchor's wrapper) is not one: its heading leads what
-    # follows in the container around it. The page's main content is led by its own headings,
-    # not by the chrome's before it (an assistant panel's "How can I help you today?"). A tab
-    # panel's tab, named by aria-labelledby, is part of its context ("Responses > 200").
+    # whether it was open or not. A container that holds nothing but a heading (an anchor's
+    # wrapper) is not one: its heading leads what follows in the container around it. The
+    # page's main content is led by its own headings, not by the chrome's before it (an
+    # assistant panel's "How can I help you today?"). A tab panel's tab, named by
+    # aria-labelledby, is part of its context ("Responses > 200").
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[int, str]] = []
