@@ -31,10 +31,10 @@ DEPTH = prefetch_depth(50)
 
 
 def sparse_text(chunk: Chunk, context_weight: int) -> str:
-    """What the BM25 encoder reads: the title and heading path `context_weight` times, then
-    the text."""
-    context = " > ".join(h for h in (chunk.title, *chunk.heading_path) if h)
-    return "\n".join([context] * context_weight + [chunk.text])
+    """What lore's BM25 encoder reads (`Chunk.search_text`: the heading context, then the
+    text), with the heading context `context_weight` times."""
+    context = chunk.search_text.removesuffix(chunk.text).strip()
+    return "\n".join([context] * (context_weight - 1 if context else 0) + [chunk.search_text])
 
 
 def settings() -> list[tuple[str, dict[str, Any], int]]:
