@@ -64,9 +64,27 @@ const nth = (el) => {
   }
   return positions.get(el);
 };
+// The path from the nearest anchor (a stable id, a unique test id) down to an element, once
+// per element: the controls of a list share their ancestors' paths.
+const paths = new WeakMap();
+const pathOf = (cur) => {
+  if (!cur || cur.nodeType !== 1 || cur === document.body || cur === document.documentElement) return '';
+  let path = paths.get(cur);
+  if (path !== undefined) return path;
+  const id = stableId(cur);
+  const testId = id ? null : cur.getAttribute('data-testid');
+  if (id) path = '#' + CSS.escape(id);
+  else if (testId && !testId.includes('"') && unique(`[data-testid="${testId}"]`)) path = `[data-testid="${testId}"]`;
+  else {
+    const [n, of] = nth(cur);
+    const part = cur.tagName.toLowerCase() + (of > 1 ? `:nth-of-type(${n})` : '');
+    const up = pathOf(cur.parentElement);
+    path = up ? up + ' > ' + part : part;
+  }
+  paths.set(cur, path);
+  return path;
+};
 const selectorOf = (el) => {
-  const parts = [];
-  let cur = el;
   const root = el.getRootNode();
   if (root instanceof ShadowRoot) {
     // Playwright's CSS pierces open shadow roots: the host's selector, then the path inside.
@@ -79,27 +97,20 @@ const selectorOf = (el) => {
     }
     return selectorOf(root.host) + ' >> ' + inner.join(' > ');
   }
-  while (cur && cur.nodeType === 1 && cur !== document.body && cur !== document.documentElement) {
-    const id = stableId(cur);
-    if (id) { parts.unshift('#' + CSS.escape(id)); break; }
-    const testId = cur.getAttribute('data-testid');
-    if (testId && !testId.includes('"')) {
-      const sel = `[data-testid="${testId}"]`;
-      if (unique(sel)) { parts.unshift(sel); break; }
-    }
-    let part = cur.tagName.toLowerCase();
-    const [n, of] = nth(cur);
-    if (of > 1) part += `:nth-of-type(${n})`;
-    parts.unshift(part);
-    cur = cur.parentElement;
-  }
-  if (!parts.length || !parts[0].startsWith('#') && !parts[0].startsWith('[')) parts.unshift('body');
-  return parts.join(' > ');
+  const path = pathOf(el);
+  return !path ? 'body' : path[0] === '#' || path[0] === '[' ? path : 'body > ' + path;
 };
 // Visible to a person who scrolls: laid out, not hidden, inside the document (above the
 // viewport counts: a click scrolls it into view), not pushed off the page.
+// An element's box, read once per scan (visibility and position both need it).
+const rects = new WeakMap();
+const rectOf = (el) => {
+  let r = rects.get(el);
+  if (!r) { r = el.getBoundingClientRect(); rects.set(el, r); }
+  return r;
+};
 const visible = (el) => {
-  const r = el.getBoundingClientRect();
+  const r = rectOf(el);
   if (!(r.width > 1 && r.height > 1 && r.right + window.scrollX > 0 && r.bottom + window.scrollY > 0)) return false;
   const style = getComputedStyle(el);
   return style.visibility !== 'hidden' && parseFloat(style.opacity) !== 0;
@@ -221,7 +232,11 @@ SCAN = (
   const sigs = new WeakMap();
   const signature = (el) => {
     let s = sigs.get(el);
-    if (s === undefined) { s = el.tagName + '.' + Array.from(el.classList).sort().join('.'); sigs.set(el, s); }
+    if (s === undefined) {
+      const names = el.getAttribute('class') || '';
+      s = el.tagName + '.' + (/\s/.test(names.trim()) ? Array.from(el.classList).sort().join('.') : names.trim());
+      sigs.set(el, s);
+    }
     return s;
   };
   const counts = new WeakMap();
@@ -298,7 +313,7 @@ SCAN = (
     }
     return null;
   };
-  const top = (el) => { const r = el.getBoundingClientRect(); return Math.round(r.top + window.scrollY); };
+  const top = (el) => Math.round(rectOf(el).top + window.scrollY);
   const fieldLabel = (el) => {
     let t = el.getAttribute('aria-label') || '';
     if (!t && el.id) { const l = document.querySelector(`label[for="${CSS.escape(el.id)}"]`); if (l) t = l.textContent; }

@@ -19,6 +19,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -702,9 +703,10 @@ RECENT_SCANS = 16
 
 
 class DomScanner:
-    """Runs `SCAN` on a DOM an agent sent: the DOM is served as the page's own document at its
-    URL (so links resolve and same-origin checks hold) in a Chromium with scripts off and every
-    other request refused. Started on first use; `pages` scans run at once."""
+    """Runs `SCAN` on a DOM an agent sent: the DOM is the page's own document at its URL (so
+    links resolve and same-origin checks hold), served to a navigation or, in a page already
+    on that site, written in place; in a Chromium with scripts off and every other request
+    refused. Started on first use; `pages` scans run at once."""
 
     def __init__(self, options: BrowserOptions, pages: int = 2, timeout_s: float = 10.0) -> None:
         self._options = options
@@ -771,9 +773,14 @@ class DomScanner:
             await self._start()
         page = await self._pool.get()
         try:
-            self._docs[page] = (url, dom)
             async with asyncio.timeout(self._timeout_ms / 1000):
-                await page.goto(url, wait_until="domcontentloaded")
+                if _origin(page.url) == _origin(url):
+                    # The page is on this site already: its document is replaced in place,
+                    # with the URL set first (a third less time than a navigation).
+                    await page.evaluate(_REPLACE, [url, dom])
+                else:
+                    self._docs[page] = (url, dom)
+                    await page.goto(url, wait_until="domcontentloaded")
                 text = str(await page.evaluate(_SCAN_JSON))
         except Exception as exc:
             # A page that timed out or crashed is not used again.
@@ -804,6 +811,19 @@ _SCAN_JSON = (
     "() => JSON.stringify((" + SCAN + ")(), "
     "function (k, v) { return !Array.isArray(this) && (v === '' || v === false) ? undefined : v; })"
 )
+
+
+# A new document at `url` in a page already on its origin. With scripts off, the DOM's own
+# scripts do not run; its requests are refused as after a navigation.
+_REPLACE = (
+    "([url, html]) => { history.replaceState(null, '', url); "
+    "document.open(); document.write(html); document.close(); }"
+)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else ""
 
 
 def parse_scan(text: str) -> dict[str, Any]:

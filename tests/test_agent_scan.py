@@ -5,6 +5,7 @@ errors for DOMs that are too large, not HTML or have nothing to act on."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, browser_missing
+from spa_phases.scan import DomScanner, parse_scan
 from tests.conftest import Site
 
 pytestmark = pytest.mark.skipif(
@@ -219,3 +221,40 @@ def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestC
     assert any("We open at nine" in c["text"] for c in data["chunks"])
     refused = client.post("/agent/context", json={"url": URL, "dom": "no markup at all"})
     assert refused.status_code == 422 and refused.json()["error"] == "invalid_dom"
+
+
+def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> None:
+    """A page already on the DOM's site gets the next DOM written into it, not navigated to:
+    the scan sees that DOM alone, its links resolve against its own URL, and nothing in it
+    reaches the network (a refresh, a stylesheet, a frame, a form's action)."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+    old = "<html><head><title>Old</title></head><body><a href='one'>One</a><button>Old</button>"
+    new = f"""<html><head><title>New</title>
+<meta http-equiv="refresh" content="0;url={site.url("/r")}">
+<link rel="stylesheet" href="{site.url("/style.css")}"></head><body><a href="two">Two</a>
+<iframe src="{site.url("/frame")}"></iframe><form action="{site.url("/post")}"><button>Send</button>
+</form></body></html>"""
+
+    async def run() -> list[dict]:
+        try:
+            return [
+                parse_scan(await scanner.scan(url, dom))
+                for url, dom in (
+                    ("https://shop.example.test/a/", old),
+                    ("https://shop.example.test/b/list?page=2", new),
+                    ("https://other.example.test/c/", old),
+                )
+            ]
+        finally:
+            await scanner.aclose()
+
+    first, second, elsewhere = asyncio.run(run())
+    urls = {c["label"]: c["url"] for c in second["candidates"]}
+    assert (second["title"], urls) == (
+        "New",
+        {"Two": "https://shop.example.test/b/two", "Send": ""},
+    ), second
+    assert {c["url"] for c in first["candidates"]} == {"https://shop.example.test/a/one", ""}
+    assert {c["url"] for c in elsewhere["candidates"]} == {"https://other.example.test/c/one", ""}
+    time.sleep(1.0)  # anything the page might still try
+    assert site.requests == [] and site.posts == [], site.requests
