@@ -250,6 +250,13 @@ def api_app(
         for part in ("description", "parameters", "responses"):
             row[f"phase1_{part}"] = sum(r[part] for r in before)
             row[part] = sum(r[part] for r in after)
+        # What was still missed after exploring, to look at (written with --json).
+        row["missed"] = [
+            f"{op['method']} {op['path']}: {part}"
+            for op, r in zip(ops, after, strict=True)
+            for part, ok in r.items()
+            if not ok
+        ]
         rows.append(row)
         print(
             f"{app:11} {name:28} {len(ops):>4} "

@@ -189,8 +189,9 @@ SCAN = (
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
-  // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  // it, switch its theme, open an assistant's chat (which answers from the page it is on) or
+  // the site's search ("Search ⌘K": an index of what the page and its routes hold).
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$|^(open )?search( (the )?(docs|documentation|site))?(\s.{0,40}\b(ctrl|keyboard shortcut)\b.{0,20}|\s*[⌘⌃]\s*k)?$/i;
   // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python"): the
   // same request again in another language.
   const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r)(\s+[\w.:#+\/-]+){0,2}$/i;

@@ -153,6 +153,7 @@ API = Page(
     (
         "<html><head><title>Widget API</title></head><body><h1>Widget API</h1>"
         '<button class="collapse">Collapse all</button><button class="ai">Ask AI</button>'
+        '<button class="find">Search <kbd>⌘K</kbd></button>'
         + "".join(_operation(n, op) for n, op in enumerate(OPERATIONS))
         + """<script>
 const answers = """
@@ -168,6 +169,10 @@ document.querySelectorAll('.sample [role=tab]').forEach((tab) => tab.addEventLis
   () => { tab.closest('.sample').querySelector('pre').textContent = '# ' + tab.textContent; }));
 document.querySelector('.ai').addEventListener('click', () => {
   document.body.insertAdjacentHTML('afterbegin', '<div><h2>How can I help?</h2></div>');
+});
+document.querySelector('.find').addEventListener('click', () => {
+  document.body.insertAdjacentHTML('beforeend', '<div role="dialog"><input type="search">'
+    + '<ul><li>Operation: every widget</li><li>Operation: one widget</li></ul></div>');
 });
 document.querySelector('.collapse').addEventListener('click', () => {
   document.querySelectorAll('.operation .desc').forEach((d) => { d.textContent = 'operation'; });
@@ -199,8 +204,11 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
     assert "Collapse all" in labels
     assert not [b for b in learned["breakers"] if "repeated_action" in b and "200" in b]
-    # the same request in another language, and an assistant's chat, are not clicked
-    assert not {"Shell Curl", "Python requests", "Node.js fetch", "Ask AI"} & set(labels)
+    # the same request in another language, an assistant's chat and the site's search (an
+    # index of what the page holds) are not clicked
+    assert not {"Shell Curl", "Python requests", "Node.js fetch", "Ask AI", "Search ⌘K"} & set(
+        labels
+    )
 
 
 SHADOW = Page(

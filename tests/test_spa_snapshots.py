@@ -205,6 +205,17 @@ def test_a_control_s_text_is_a_word_of_its_own() -> None:
     assert "state Copy link to state Type: string" in " ".join(found.markdown.split())
 
 
+def test_a_button_that_shows_only_an_icon_writes_nothing() -> None:
+    """Its name is for screen readers ("Copy link to state"): what it does, not what the page
+    says. A button with words of its own keeps them, its screen-reader words too."""
+    (found,) = regions(
+        "<html><body><main><p>state<button><svg></svg><span class='sr-only'>Copy link to state"
+        "</span></button> Type: string</p><p>Pets <button>Show more <span class='visually-hidden'>"
+        "pets</span></button></p></main></body></html>"
+    )
+    assert " ".join(found.markdown.split()) == "state Type: string Pets Show more pets"
+
+
 def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
     lines = "".join(f'<div class="line">line {n} of the sample</div>' for n in range(6))
     found = regions(f"<html><body><main><h3>GET /pets</h3><pre>{lines}</pre></main></body></html>")

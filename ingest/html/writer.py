@@ -88,6 +88,33 @@ def is_permalink(element: lxml.html.HtmlElement) -> bool:
     return len(text) <= 3 and not any(c.isalnum() for c in text)
 
 
+# Text only screen readers get (Tailwind, Bootstrap, WordPress and app names for it).
+_SCREEN_READER = frozenset(
+    {
+        *("sr-only", "screenreader-only", "screen-reader-only", "screen-reader-text"),
+        *("visually-hidden", "visuallyhidden", "a11y-hidden", "assistive-text"),
+    }
+)
+
+
+def _seen_text(element: lxml.html.HtmlElement) -> str:
+    if classes(element) & _SCREEN_READER:
+        return ""
+    parts = [element.text or ""]
+    for child in element:
+        parts += [_seen_text(child) if isinstance(child.tag, str) else "", child.tail or ""]
+    return "".join(parts)
+
+
+def is_icon_control(element: lxml.html.HtmlElement) -> bool:
+    """A button that shows only an icon, its name said to screen readers alone ("Copy link to
+    username", "Close"): what it does, not what the page says."""
+    if element.tag != "button" and element.get("role") != "button":
+        return False
+    spoken = any(classes(e) & _SCREEN_READER for e in element.iterdescendants())
+    return spoken and not collapse(_seen_text(element))
+
+
 def collapse(text: str) -> str:
     """Text as a reader sees it: white space collapsed, invisible hints gone, composed (NFC)."""
     return unicodedata.normalize("NFC", _SPACE.sub(" ", text.translate(_INVISIBLE))).strip()
@@ -213,6 +240,8 @@ class MarkdownWriter:
         if element.get("hidden") is not None:
             return True
         if self.skip_navigation and (tag == "nav" or element.get("role") == "navigation"):
+            return True
+        if self.controls and is_icon_control(element):
             return True
         return bool(classes(element) & _NOISE_CLASSES) or is_permalink(element)
 
