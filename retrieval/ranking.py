@@ -81,6 +81,17 @@ def _newer(a: Chunk, b: Chunk) -> bool:
 
 Shingles = dict[str, set[tuple[str, ...]]]  # chunk id -> its word trigrams, made once a call
 
+# Two chunks of one section of one page (the same URL and heading path) are copies of one
+# text at this lower similarity: an app's region stored after two actions that each changed a
+# line of it (Scalar's parameter list with one group open, then two) read 0.86 alike and
+# filled two of the top 8. Across sections and pages the threshold stays as set (at 0.85 for
+# all, one more Python-docs known item fell below rank 3).
+SAME_SECTION_SIMILARITY = 0.8
+
+
+def _same_section(a: Chunk, b: Chunk) -> bool:
+    return a.url == b.url and a.heading_path == b.heading_path
+
 
 def _shingles_of(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
     found = cache.get(chunk.id)
@@ -92,7 +103,8 @@ def _shingles_of(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
 def collapse_duplicates(
     hits: list[Hit], threshold: float, limit: int | None = None, cache: Shingles | None = None
 ) -> list[Hit]:
-    """Keep one hit per group of near-identical texts: the fresher, at the better rank. With
+    """Keep one hit per group of near-identical texts (within one section of a page, nearly
+    alike: `SAME_SECTION_SIMILARITY`): the fresher, at the better rank. With
     `limit`, only the best `limit` kept hits are returned, the same as the first `limit` of the
     whole collapse: once that many are kept, a later hit can only replace one of them with a
     fresher copy (it is compared with those alone) and is otherwise dropped."""
@@ -102,7 +114,10 @@ def collapse_duplicates(
     for hit in hits:
         mine = _shingles_of(hit.chunk, cache)
         for index, other in enumerate(kept):
-            if _similar(mine, shingles[index], threshold):
+            bar = threshold
+            if _same_section(hit.chunk, other.chunk):
+                bar = min(threshold, SAME_SECTION_SIMILARITY)
+            if _similar(mine, shingles[index], bar):
                 if _newer(hit.chunk, other.chunk):
                     kept[index] = Hit(hit.chunk, max(hit.score, other.score))
                     shingles[index] = mine

@@ -91,6 +91,19 @@ def test_near_duplicates_collapse_to_the_fresher_copy() -> None:
     assert len(collapse_duplicates(hits, 1.01)) == 3
 
 
+def test_two_views_of_one_section_collapse_at_a_lower_similarity() -> None:
+    """An app's parameter list stored after two actions, one line apart (0.85 alike): one
+    copy. The same texts on two pages are both kept at the default threshold."""
+    words = [f"w{n}" for n in range(40)]
+    other = [*words[:20], "changed", *words[21:]]
+    view = replace(chunk("view-1", " ".join(words), 2), heading_path=("GET /pets", "Query"))
+    later = replace(view, id="view-2", text=" ".join(other))
+    hits = [Hit(view, 0.9), Hit(later, 0.8)]
+    assert [h.chunk.id for h in collapse_duplicates(hits, 0.9)] == ["view-1"]
+    elsewhere = replace(later, url="https://a.test/another-page")
+    assert len(collapse_duplicates([Hit(view, 0.9), Hit(elsewhere, 0.8)], 0.9)) == 2
+
+
 # through the API ------------------------------------------------------------------------------
 
 PAGE = b"# Pricing\n\nThe team plan costs 12 EUR per user and month.\n"
