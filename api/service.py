@@ -376,6 +376,7 @@ class Lore:
             half_life_days=search.half_life_days,
             decay_floor=search.decay_floor,
             duplicate_similarity=search.duplicate_similarity,
+            view_duplicate_similarity=search.view_duplicate_similarity,
             phrase_boost=search.phrase_boost,
             phrase_window=search.phrase_window,
         )

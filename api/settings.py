@@ -263,6 +263,13 @@ class SearchSettings(BaseModel):
     duplicate_similarity: float | None = Field(
         0.9, gt=0, le=1, description="Word-shingle Jaccard above which results collapse."
     )
+    view_duplicate_similarity: float | None = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="The same for two snapshots' chunks of one section of an app's page (one "
+        "URL and heading path); unset: as duplicateSimilarity.",
+    )
     phrase_boost: float = Field(
         1.0,
         ge=0,

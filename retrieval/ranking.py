@@ -21,6 +21,10 @@ class Freshness:
     half_life_days: float | None = 180.0  # None: no decay on age
     decay_floor: float = 0.8  # however old, a chunk keeps this share of its score
     duplicate_similarity: float | None = 0.9  # None: keep near-duplicates
+    # Two views of one section of an app's page (snapshot chunks of one URL and heading path,
+    # a region stored after two actions that each changed a line of it) collapse at this
+    # similarity instead; None: as `duplicate_similarity`.
+    view_duplicate_similarity: float | None = 0.8
     # A query that quotes a chunk (a sentence, an error message): its score grows by up to this
     # share with the query's word trigrams found in the chunk's text; for queries of 5 words
     # or more, over the engine's best `phrase_window` candidates (lore's pool is 58).
@@ -81,16 +85,17 @@ def _newer(a: Chunk, b: Chunk) -> bool:
 
 Shingles = dict[str, set[tuple[str, ...]]]  # chunk id -> its word trigrams, made once a call
 
-# Two chunks of one section of one page (the same URL and heading path) are copies of one
-# text at this lower similarity: an app's region stored after two actions that each changed a
-# line of it (Scalar's parameter list with one group open, then two) read 0.86 alike and
-# filled two of the top 8. Across sections and pages the threshold stays as set (at 0.85 for
-# all, one more Python-docs known item fell below rank 3).
-SAME_SECTION_SIMILARITY = 0.8
 
-
-def _same_section(a: Chunk, b: Chunk) -> bool:
-    return a.url == b.url and a.heading_path == b.heading_path
+def _same_view(a: Chunk, b: Chunk) -> bool:
+    """Two snapshots' chunks of one section of an app's page. Scalar's parameter list stored
+    with one group open, then two, read 0.86 alike and filled two of the top 8; crawled pages
+    keep the one threshold (0.85 for all cost a Python-docs known item its top-3 rank)."""
+    return (
+        a.phase != "static"
+        and b.phase != "static"
+        and a.url == b.url
+        and a.heading_path == b.heading_path
+    )
 
 
 def _shingles_of(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
@@ -101,10 +106,14 @@ def _shingles_of(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
 
 
 def collapse_duplicates(
-    hits: list[Hit], threshold: float, limit: int | None = None, cache: Shingles | None = None
+    hits: list[Hit],
+    threshold: float,
+    limit: int | None = None,
+    cache: Shingles | None = None,
+    view_threshold: float | None = None,
 ) -> list[Hit]:
-    """Keep one hit per group of near-identical texts (within one section of a page, nearly
-    alike: `SAME_SECTION_SIMILARITY`): the fresher, at the better rank. With
+    """Keep one hit per group of near-identical texts (two views of one section of an app's
+    page: alike above `view_threshold`): the fresher, at the better rank. With
     `limit`, only the best `limit` kept hits are returned, the same as the first `limit` of the
     whole collapse: once that many are kept, a later hit can only replace one of them with a
     fresher copy (it is compared with those alone) and is otherwise dropped."""
@@ -115,8 +124,8 @@ def collapse_duplicates(
         mine = _shingles_of(hit.chunk, cache)
         for index, other in enumerate(kept):
             bar = threshold
-            if _same_section(hit.chunk, other.chunk):
-                bar = min(threshold, SAME_SECTION_SIMILARITY)
+            if view_threshold is not None and _same_view(hit.chunk, other.chunk):
+                bar = view_threshold
             if _similar(mine, shingles[index], bar):
                 if _newer(hit.chunk, other.chunk):
                     kept[index] = Hit(hit.chunk, max(hit.score, other.score))
@@ -167,5 +176,7 @@ def rerank(
         adjusted.append(replace(hit, score=score))
     result = ranked(adjusted)
     if policy.duplicate_similarity is not None:
-        result = collapse_duplicates(result, policy.duplicate_similarity, limit, cache)
+        result = collapse_duplicates(
+            result, policy.duplicate_similarity, limit, cache, policy.view_duplicate_similarity
+        )
     return result[:limit]

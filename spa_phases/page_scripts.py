@@ -100,8 +100,6 @@ const selectorOf = (el) => {
   const path = pathOf(el);
   return !path ? 'body' : path[0] === '#' || path[0] === '[' ? path : 'body > ' + path;
 };
-// Visible to a person who scrolls: laid out, not hidden, inside the document (above the
-// viewport counts: a click scrolls it into view), not pushed off the page.
 // An element's box, read once per scan (visibility and position both need it).
 const rects = new WeakMap();
 const rectOf = (el) => {
@@ -109,6 +107,8 @@ const rectOf = (el) => {
   if (!r) { r = el.getBoundingClientRect(); rects.set(el, r); }
   return r;
 };
+// Visible to a person who scrolls: laid out, not hidden, inside the document (above the
+// viewport counts: a click scrolls it into view), not pushed off the page.
 const visible = (el) => {
   const r = rectOf(el);
   if (!(r.width > 1 && r.height > 1 && r.right + window.scrollX > 0 && r.bottom + window.scrollY > 0)) return false;
@@ -189,9 +189,11 @@ SCAN = (
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
-  // it, switch its theme, open an assistant's chat (which answers from the page it is on) or
-  // the site's search ("Search ⌘K": an index of what the page and its routes hold).
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$|^(open )?search( (the )?(docs|documentation|site))?(\s.{0,40}\b(ctrl|keyboard shortcut)\b.{0,20}|\s*[⌘⌃]\s*k)?$/i;
+  // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  // A button that opens the site's search ("Search ⌘K"): its dialog is an index of what the
+  // page and its routes hold. A link or a route named "Search" is a page, and is followed.
+  const SEARCH_LAUNCHER = /^(open )?search( (the )?(docs|documentation|site))?(\s.{0,40}\b(ctrl|keyboard shortcut)\b.{0,20}|\s*[⌘⌃]\s*k)?$/i;
   // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python"): the
   // same request again in another language.
   const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r)(\s+[\w.:#+\/-]+){0,2}$/i;
@@ -234,8 +236,8 @@ SCAN = (
   const signature = (el) => {
     let s = sigs.get(el);
     if (s === undefined) {
-      const names = el.getAttribute('class') || '';
-      s = el.tagName + '.' + (/\s/.test(names.trim()) ? Array.from(el.classList).sort().join('.') : names.trim());
+      const names = el.classList;
+      s = el.tagName + '.' + (names.length > 1 ? Array.from(names).sort().join('.') : names.length ? names[0] : '');
       sigs.set(el, s);
     }
     return s;
@@ -403,7 +405,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route',
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || (!href && !el.matches('[role=tab]') && SEARCH_LAUNCHER.test(text)), variant: variantOf(el, text),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -226,29 +227,46 @@ def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestC
 def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> None:
     """A page already on the DOM's site gets the next DOM written into it, not navigated to:
     the scan sees that DOM alone, its links resolve against its own URL, and nothing in it
-    reaches the network (a refresh, a stylesheet, a frame, a form's action)."""
+    reaches the network (a refresh, a stylesheet, a frame, a form's action). Another site, or
+    a DOM after one that set a Content-Security-Policy, is navigated to."""
     scanner = DomScanner(BrowserOptions(), pages=1)
+    navigations: list[str] = []
+    serve = scanner._serve
+
+    def counted(page: object) -> Callable[[object], object]:
+        handler = serve(page)
+
+        async def route(route: Any) -> None:
+            navigations.append(route.request.url)
+            await handler(route)
+
+        return route
+
+    scanner._serve = counted  # type: ignore[method-assign]
     old = "<html><head><title>Old</title></head><body><a href='one'>One</a><button>Old</button>"
     new = f"""<html><head><title>New</title>
 <meta http-equiv="refresh" content="0;url={site.url("/r")}">
 <link rel="stylesheet" href="{site.url("/style.css")}"></head><body><a href="two">Two</a>
 <iframe src="{site.url("/frame")}"></iframe><form action="{site.url("/post")}"><button>Send</button>
 </form></body></html>"""
+    strict = "<html><head><meta http-equiv='Content-Security-Policy' content=\"style-src 'none'\">"
+    scans = (
+        ("https://shop.example.test/a/", old),
+        ("https://shop.example.test/b/list?page=2", new),  # in place
+        ("https://other.example.test/c/", old),
+        ("https://other.example.test/d/", strict + "<body><a href='x'>X</a>"),  # in place
+        ("https://other.example.test/e/", old),
+    )
 
     async def run() -> list[dict]:
         try:
-            return [
-                parse_scan(await scanner.scan(url, dom))
-                for url, dom in (
-                    ("https://shop.example.test/a/", old),
-                    ("https://shop.example.test/b/list?page=2", new),
-                    ("https://other.example.test/c/", old),
-                )
-            ]
+            found = [parse_scan(await scanner.scan(url, dom)) for url, dom in scans]
+            await asyncio.sleep(1.0)  # anything the page might still try
+            return found
         finally:
             await scanner.aclose()
 
-    first, second, elsewhere = asyncio.run(run())
+    first, second, elsewhere, _, after_policy = asyncio.run(run())
     urls = {c["label"]: c["url"] for c in second["candidates"]}
     assert (second["title"], urls) == (
         "New",
@@ -256,5 +274,6 @@ def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> No
     ), second
     assert {c["url"] for c in first["candidates"]} == {"https://shop.example.test/a/one", ""}
     assert {c["url"] for c in elsewhere["candidates"]} == {"https://other.example.test/c/one", ""}
-    time.sleep(1.0)  # anything the page might still try
+    assert {c["url"] for c in after_policy["candidates"]} == {scans[4][0] + "one", ""}
+    assert [u for u in navigations if "example.test" in u] == [scans[i][0] for i in (0, 2, 4)]
     assert site.requests == [] and site.posts == [], site.requests

@@ -91,17 +91,26 @@ def test_near_duplicates_collapse_to_the_fresher_copy() -> None:
     assert len(collapse_duplicates(hits, 1.01)) == 3
 
 
-def test_two_views_of_one_section_collapse_at_a_lower_similarity() -> None:
+def test_two_views_of_one_section_of_an_app_collapse_at_a_lower_similarity() -> None:
     """An app's parameter list stored after two actions, one line apart (0.85 alike): one
-    copy. The same texts on two pages are both kept at the default threshold."""
+    copy. The same texts under another heading, on another page or crawled are both kept."""
     words = [f"w{n}" for n in range(40)]
     other = [*words[:20], "changed", *words[21:]]
-    view = replace(chunk("view-1", " ".join(words), 2), heading_path=("GET /pets", "Query"))
-    later = replace(view, id="view-2", text=" ".join(other))
-    hits = [Hit(view, 0.9), Hit(later, 0.8)]
-    assert [h.chunk.id for h in collapse_duplicates(hits, 0.9)] == ["view-1"]
-    elsewhere = replace(later, url="https://a.test/another-page")
-    assert len(collapse_duplicates([Hit(view, 0.9), Hit(elsewhere, 0.8)], 0.9)) == 2
+    view = replace(
+        chunk("view-1", " ".join(words), 2, phase="initial"), heading_path=("GET /pets", "Query")
+    )
+    later = replace(view, id="view-2", text=" ".join(other), phase="post_interaction")
+
+    def kept(a: Chunk, b: Chunk) -> list[str]:
+        found = collapse_duplicates([Hit(a, 0.9), Hit(b, 0.8)], 0.9, view_threshold=0.8)
+        return [h.chunk.id for h in found]
+
+    assert kept(view, later) == ["view-1"]
+    assert len(kept(view, replace(later, heading_path=("GET /pets", "Path")))) == 2
+    assert len(kept(view, replace(later, url="https://a.test/another-page"))) == 2
+    crawled = replace(view, phase="static"), replace(later, phase="static")
+    assert len(kept(*crawled)) == 2
+    assert len(collapse_duplicates([Hit(view, 0.9), Hit(later, 0.8)], 0.9)) == 2  # rule off
 
 
 # through the API ------------------------------------------------------------------------------

@@ -209,6 +209,8 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     assert not {"Shell Curl", "Python requests", "Node.js fetch", "Ask AI", "Search ⌘K"} & set(
         labels
     )
+    listed = resolve(client, url, "Operation: every widget", k=8)
+    assert not any("every widget" in c["text"] for c in listed), listed
 
 
 SHADOW = Page(

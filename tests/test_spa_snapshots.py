@@ -211,9 +211,12 @@ def test_a_button_that_shows_only_an_icon_writes_nothing() -> None:
     (found,) = regions(
         "<html><body><main><p>state<button><svg></svg><span class='sr-only'>Copy link to state"
         "</span></button> Type: string</p><p>Pets <button>Show more <span class='visually-hidden'>"
-        "pets</span></button></p></main></body></html>"
+        "pets</span></button></p><p>id <span role='button'><span class='sr-only'>Copy</span>"
+        "<span hidden>Copied</span></span><button><span class='sr-only md:not-sr-only'>Filter"
+        "</span></button></p></main></body></html>"
     )
-    assert " ".join(found.markdown.split()) == "state Type: string Pets Show more pets"
+    written = " ".join(found.markdown.split())
+    assert written == "state Type: string Pets Show more pets id Filter", written
 
 
 def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:

@@ -97,8 +97,17 @@ _SCREEN_READER = frozenset(
 )
 
 
+def _spoken_only(element: lxml.html.HtmlElement) -> bool:
+    """Said to screen readers alone (not Tailwind's `sr-only md:not-sr-only`, shown on wide
+    screens)."""
+    names = classes(element)
+    return bool(names & _SCREEN_READER) and not any(n.endswith("not-sr-only") for n in names)
+
+
 def _seen_text(element: lxml.html.HtmlElement) -> str:
-    if classes(element) & _SCREEN_READER:
+    if _spoken_only(element) or element.get("hidden") is not None:
+        return ""
+    if element.get("aria-hidden") == "true":
         return ""
     parts = [element.text or ""]
     for child in element:
@@ -111,7 +120,7 @@ def is_icon_control(element: lxml.html.HtmlElement) -> bool:
     username", "Close"): what it does, not what the page says."""
     if element.tag != "button" and element.get("role") != "button":
         return False
-    spoken = any(classes(e) & _SCREEN_READER for e in element.iterdescendants())
+    spoken = any(_spoken_only(e) for e in element.iterdescendants())
     return spoken and not collapse(_seen_text(element))
 
 
