@@ -191,9 +191,13 @@ SCAN = (
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
-  // A button that opens the site's search ("Search ⌘K"): its dialog is an index of what the
-  // page and its routes hold. A link or a route named "Search" is a page, and is followed.
-  const SEARCH_LAUNCHER = /^(open )?search( (the )?(docs|documentation|site))?(\s.{0,40}\b(ctrl|keyboard shortcut)\b.{0,20}|\s*[⌘⌃]\s*k)?$/i;
+  // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
+  // dialog is an index of what the page and its routes hold. A link or a route named "Search"
+  // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
+  const SEARCH = /^(open )?search\b/i;
+  const SHORTCUT = /[⌘⌃]|\bctrl\b|keyboard shortcut/i;
+  const searchLauncher = (el, text) => SEARCH.test(text) && !el.matches('a[href], [role=tab]')
+    && (SHORTCUT.test(text) || !!el.querySelector('kbd') || el.hasAttribute('aria-keyshortcuts'));
   // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python"): the
   // same request again in another language.
   const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r)(\s+[\w.:#+\/-]+){0,2}$/i;
@@ -405,7 +409,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route',
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || (!href && !el.matches('[role=tab]') && SEARCH_LAUNCHER.test(text)), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),
