@@ -105,9 +105,11 @@ def _spoken_only(element: lxml.html.HtmlElement) -> bool:
 
 
 def _seen_text(element: lxml.html.HtmlElement) -> str:
-    if _spoken_only(element) or element.get("hidden") is not None:
-        return ""
-    if element.get("aria-hidden") == "true":
+    if (
+        _spoken_only(element)
+        or element.get("hidden") is not None
+        or element.get("aria-hidden") == "true"
+    ):
         return ""
     parts = [element.text or ""]
     for child in element:
