@@ -45,6 +45,17 @@ CONTAINER_ROLES = frozenset(
         "contentinfo",
         "complementary",
         "search",
+        "menu",
+        "listbox",
+    }
+)
+# Roles of controls: never a region of their own, even with a stable id (Stoplight Elements'
+# language menu items, id "Node", "Go", made one-word chunks that outranked descriptions);
+# their labels stay with the menu or list around them.
+CONTROL_ROLES = frozenset(
+    {
+        *("button", "link", "tab", "option", "menuitem", "menuitemcheckbox", "menuitemradio"),
+        *("checkbox", "radio", "switch", "treeitem"),
     }
 )
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
@@ -161,7 +172,7 @@ def selector(element: lxml.html.HtmlElement) -> str:
 def _is_container(element: lxml.html.HtmlElement) -> bool:
     if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
         return True
-    if element.tag in CONTROL_TAGS or element.get("role") in ("tab", "button", "link", "option"):
+    if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
         return False  # a control's label belongs to the text around it
     if stable_id(element) is not None or bool(element.get("data-testid")):
         return True

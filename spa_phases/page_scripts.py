@@ -142,14 +142,21 @@ const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value
   .replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, 80);
 """
 
-# Marks the topmost elements a person cannot see (computed style), for hidden-text safety.
+# Marks the topmost elements a person cannot see (computed style), for hidden-text safety; and
+# inline elements the layout sets apart from the element before them with nothing between
+# (`data-lore-apart`: the items of a flex or grid, a span shown as a block), so that the
+# Markdown keeps their words apart: Stoplight Elements' "Allowed values: open merged declined"
+# is three spans in a flex row, which read "openmergeddeclined".
 MARK_HIDDEN = (
     "() => {"
     + _COMMON
     + r"""
   let marked = 0;
   document.querySelectorAll('[data-lore-hidden]').forEach(el => el.removeAttribute('data-lore-hidden'));
-  const walk = (el) => {
+  document.querySelectorAll('[data-lore-apart]').forEach(el => el.removeAttribute('data-lore-apart'));
+  const INLINE = /^(A|ABBR|B|BDI|CITE|CODE|DATA|DFN|EM|I|KBD|LABEL|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR)$/;
+  const LAID_OUT = /^(block|flex|grid|list-item|table)$/;
+  const walk = (el, display) => {
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
       const style = getComputedStyle(child);
       const r = child.getBoundingClientRect();
@@ -160,10 +167,17 @@ MARK_HIDDEN = (
         || parseFloat(style.opacity) === 0 || style.color === 'rgba(0, 0, 0, 0)';
       if ((invisible || offscreen || tiny || clipped) && child.textContent.trim()) {
         child.setAttribute('data-lore-hidden', '1'); marked++;
-      } else walk(child);
+      } else {
+        const before = child.previousSibling;
+        if (before && before.nodeType === 1 && INLINE.test(child.tagName)
+            && (/flex|grid/.test(display) || LAID_OUT.test(style.display))) {
+          child.setAttribute('data-lore-apart', '1');
+        }
+        walk(child, style.display);
+      }
     }
   };
-  if (document.body) walk(document.body);
+  if (document.body) walk(document.body, getComputedStyle(document.body).display);
   return marked;
 }"""
 )
@@ -173,7 +187,8 @@ MARK_HIDDEN = (
 UNMARK_HIDDEN = (
     "() => {"
     + _COMMON
-    + "for (const el of deepAll('[data-lore-hidden]')) el.removeAttribute('data-lore-hidden'); }"
+    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart]')) {"
+    + " el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart'); } }"
 )
 
 # Every actionable element: selector, pattern, label and a summary by type; form fields; and

@@ -123,6 +123,27 @@ def test_tabs_hidden_until_clicked_become_retrievable(
     assert tabs["effect"] == "replaced" and tabs["confirmed"]  # seen on two tabs
 
 
+def test_words_the_layout_sets_apart_are_stored_apart(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """As in Stoplight Elements: an enum's values are spans in a flex row with a gap, no
+    space between them in the DOM; spans that run on in the text stay one word."""
+    site.pages["/enum"] = app(
+        """<h1>Pull requests</h1><div id="state"><h2>State filter</h2>
+<span>Allowed values:</span><div style="display: flex; gap: 4px"><span>open</span><span>merged\
+</span><span>declined</span></div><p>The filter is <span>op</span><span>tional</span>; it is
+<b>case</b><span style="display: block">sensitive</span>.</p></div>""",
+        "",
+    )
+    client = make_client()
+    url = site.url("/enum")
+    assert capture(client, url, explore=False)["status"] == "completed"
+    text = " ".join(c["text"] for c in resolve(client, url, "allowed values of the state filter"))
+    assert "open merged declined" in text
+    assert "optional" in text  # inline spans that run on: one word
+    assert "case sensitive" in text
+
+
 def test_accordion_answers_and_a_status_that_changes(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:

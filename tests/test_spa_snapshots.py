@@ -219,6 +219,24 @@ def test_a_button_that_shows_only_an_icon_writes_nothing() -> None:
     assert written == "state Type: string Pets Show more pets id Filter", written
 
 
+def test_an_open_menu_is_one_region_not_one_per_item() -> None:
+    """Stoplight Elements' language menu: items with ids ("Node", "Go"), each a region of its
+    own, were one-word chunks under the operation's heading."""
+    items = "".join(
+        f'<div role="menuitemcheckbox" id="{lang}"><div>{lang}</div></div>'
+        for lang in ("Shell", "Node", "Go", "Python")
+    )
+    found = regions(
+        "<html><body><main><h2>Find a pet by its id</h2><p>Returns the pet.</p>"
+        f'<div role="menu" id="languages">{items}</div></main></body></html>'
+    )
+    assert [" ".join(r.markdown.split()) for r in found] == [
+        "## Find a pet by its id Returns the pet.",
+        "Shell Node Go Python",
+    ]
+    assert found[1].heading_path == ("Find a pet by its id",)
+
+
 def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
     lines = "".join(f'<div class="line">line {n} of the sample</div>' for n in range(6))
     found = regions(f"<html><body><main><h3>GET /pets</h3><pre>{lines}</pre></main></body></html>")

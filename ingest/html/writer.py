@@ -48,6 +48,9 @@ SKIPPED = frozenset(
 )
 CODE = frozenset({"code", "tt", "kbd", "samp"})
 CONTROLS = frozenset({"button", "select", "option"})
+# Set by the SPA capture's browser on an inline element its layout shows apart from the one
+# before it (a flex item): its words are not run into the neighbour's.
+APART_MARK = "data-lore-apart"
 # Line-number columns and permalink anchors are not content.
 _NOISE_CLASSES = frozenset({"linenos", "lineno", "listing_lines", "headerlink"})
 # Boxes whose headings lead only the box: the text after the box belongs to the heading before it.
@@ -260,6 +263,8 @@ class MarkdownWriter:
         tag = element.tag
         if not isinstance(tag, str) or self.skipped(element):
             return
+        if element.get(APART_MARK) is not None:  # laid out apart from the element before it
+            self._text(" ")
         if element in self.regions and not self.inside:
             self._flush()
             self.inside = True
