@@ -473,8 +473,13 @@ class ScoreExplanation(Model):
         description="The phrase boost's factor: 1 + boost x the share of the query's word "
         "trigrams in the chunk (1: none, or the boost is off).",
     )
+    section: float = Field(
+        ...,
+        description="The section boost's factor: 1 + boost when the query names the section "
+        "the chunk opens (its own heading, 3+ words), else 1.",
+    )
     score: float = Field(
-        ..., description="fused x freshness x phrase: what the chunk is ranked by."
+        ..., description="fused x freshness x phrase x section: what the chunk is ranked by."
     )
 
 

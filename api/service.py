@@ -72,7 +72,14 @@ from retrieval import (
     check_metadata,
     utcnow,
 )
-from retrieval.ranking import Freshness, freshness_factor, phrase_overlap, rerank
+from retrieval.ranking import (
+    Freshness,
+    freshness_factor,
+    phrase_overlap,
+    rerank,
+    section_factor,
+    word_trigrams,
+)
 from retrieval.skills import (
     EdgeSkillIndex,
     SkillHit,
@@ -170,6 +177,7 @@ class Explanation:
     fused: float
     freshness: float
     phrase: float
+    section: float
     score: float
 
 
@@ -379,6 +387,7 @@ class Lore:
             view_duplicate_similarity=search.view_duplicate_similarity,
             phrase_boost=search.phrase_boost,
             phrase_window=search.phrase_window,
+            section_boost=search.section_boost,
         )
         self.tools = extraction_tools(settings)
         # Opened on first use (another engine shard and its threads), shared by the
@@ -818,7 +827,7 @@ class Lore:
     def explain(self, text: str, hits: Sequence[Hit]) -> dict[str, Explanation]:
         """How each hit's score was made: its dense and lexical scores (a dense and a sparse
         search over the hits' documents alone), the fused score before freshness, and the
-        freshness factor."""
+        freshness, phrase and section factors."""
         if not hits:
             return {}
         vector = self.embedder.embed_query(text)
@@ -834,11 +843,13 @@ class Lore:
             scores[mode] = {h.chunk.id: h.score for h in self.store.search(query)}
         now = datetime.now(UTC)
         quoted = phrase_overlap(text, list(hits), len(hits)) if self.freshness.phrase_boost else []
+        grams = word_trigrams(text)
         explained = {}
         for index, hit in enumerate(hits):
             fresh = freshness_factor(hit.chunk, self.freshness, now)
             phrase = 1 + self.freshness.phrase_boost * quoted[index] if quoted else 1.0
-            factor = fresh * phrase
+            section = section_factor(hit.chunk, self.freshness, grams)
+            factor = fresh * phrase * section
             fused = hit.score / factor if hit.score >= 0 else hit.score * factor
             explained[hit.chunk.id] = Explanation(
                 dense=scores["dense"].get(hit.chunk.id),
@@ -846,6 +857,7 @@ class Lore:
                 fused=fused,
                 freshness=fresh,
                 phrase=phrase,
+                section=section,
                 score=hit.score,
             )
         return explained

@@ -283,6 +283,13 @@ class SearchSettings(BaseModel):
         le=1000,
         description="How many of the engine's best candidates the phrase boost scores.",
     )
+    section_boost: float = Field(
+        0.3,
+        ge=0,
+        le=5,
+        description="A query that names a section (every word trigram of a chunk's own "
+        "heading of 3+ words is in it): the chunks that open that section gain this share.",
+    )
     reranker_model_path: Path | None = Field(
         None,
         description="A local sentence-transformers cross-encoder directory (1 output label) "

@@ -30,6 +30,10 @@ class Freshness:
     # or more, over the engine's best `phrase_window` candidates (lore's pool is 58).
     phrase_boost: float = 0.0
     phrase_window: int = 64
+    # A query that names a section (it holds every word trigram of a chunk's own heading, of
+    # 3 words or more): the chunks that open that section, its own text before its
+    # subsections', gain this share of their score.
+    section_boost: float = 0.0
 
 
 def age_reference(chunk: Chunk) -> datetime | None:
@@ -153,6 +157,21 @@ def phrase_overlap(
     ]
 
 
+def word_trigrams(text: str) -> set[tuple[str, ...]]:
+    """The text's lowercased word trigrams (its words as one tuple under 3 words)."""
+    return _shingles(text)
+
+
+def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
+    """1 + the section boost when the query (its `word_trigrams`) names the section `chunk`
+    opens: every word trigram of the chunk's own heading, of 3 words or more; else 1."""
+    if not policy.section_boost or not chunk.heading_path:
+        return 1.0
+    grams = _shingles(chunk.heading_path[-1])
+    named = len(next(iter(grams), ())) == 3 and grams <= query_grams
+    return 1.0 + policy.section_boost if named else 1.0
+
+
 def rerank(
     hits: list[Hit],
     policy: Freshness,
@@ -160,8 +179,8 @@ def rerank(
     now: datetime | None = None,
     query: str | None = None,
 ) -> list[Hit]:
-    """Apply freshness (and, with `query`, the phrase boost) to the engine's scores, collapse
-    near-duplicates, keep the best `limit`."""
+    """Apply freshness (and, with `query`, the phrase and section boosts) to the engine's
+    scores, collapse near-duplicates, keep the best `limit`."""
     moment = now or datetime.now(UTC)
     cache: Shingles = {}  # the phrase boost's trigrams serve the duplicate collapse too
     overlap = (
@@ -169,9 +188,11 @@ def rerank(
         if query and policy.phrase_boost
         else [0.0] * len(hits)
     )
+    query_grams = _shingles(query) if query and policy.section_boost else set()
     adjusted = []
     for hit, quoted in zip(hits, overlap, strict=True):
         factor = freshness_factor(hit.chunk, policy, moment) * (1 + policy.phrase_boost * quoted)
+        factor *= section_factor(hit.chunk, policy, query_grams)
         score = hit.score * factor if hit.score >= 0 else hit.score / factor
         adjusted.append(replace(hit, score=score))
     result = ranked(adjusted)

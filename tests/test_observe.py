@@ -155,7 +155,8 @@ def test_explain_says_how_each_score_was_made(
     client = make_client()
     for path, (title, text) in TOPICS.items():
         site.pages[path] = article(title, text)
-    urls = [site.url(p) for p in TOPICS]
+    site.pages["/kettle"] = article("Descaling a kettle", "Boil vinegar and water in it.")
+    urls = [site.url(p) for p in [*TOPICS, "/kettle"]]
     wait_for_job(client, client.post("/knowledge/index-link", json={"urls": urls}).json()["jobId"])
     body = {"query": "Sourdough bread rises overnight in a cool kitchen", "k": 3, "explain": True}
     chunks = client.post("/knowledge/query", json=body).json()["chunks"]
@@ -163,13 +164,18 @@ def test_explain_says_how_each_score_was_made(
     for chunk in chunks:
         why = chunk["explain"]
         assert why["score"] == pytest.approx(chunk["score"])
-        factors = why["fused"] * why["freshness"] * why["phrase"]
+        factors = why["fused"] * why["freshness"] * why["phrase"] * why["section"]
         assert why["score"] == pytest.approx(factors, rel=1e-6)
         assert -1.0 <= why["dense"] <= 1.0 and why["lexical"] >= 0.0
     top, rest = chunks[0]["explain"], [c["explain"] for c in chunks[1:]]
     assert top["lexical"] > 0 and all(top["lexical"] > r["lexical"] for r in rest)
     assert all(top["dense"] > r["dense"] for r in rest)
     assert top["phrase"] == pytest.approx(2.0)  # the query quotes it whole: boost 1 x share 1
+    assert all(c["explain"]["section"] == 1.0 for c in chunks)  # it names no section
+    # A query that names a page's section (its heading, 3 words or more): boost 0.3.
+    named = {**body, "query": "how long is descaling a kettle?"}
+    kettle = client.post("/knowledge/query", json=named).json()["chunks"][0]
+    assert "vinegar" in kettle["text"] and kettle["explain"]["section"] == pytest.approx(1.3)
     # In one retriever's mode the engine's score is that retriever's: explain finds it again.
     for mode, retriever in (("sparse", "lexical"), ("dense", "dense")):
         alone = client.post("/knowledge/query", json={**body, "mode": mode}).json()["chunks"]

@@ -71,6 +71,34 @@ def test_a_query_that_quotes_a_chunk_brings_it_first() -> None:
     assert rerank([sibling, quoted], narrow, 2, NOW, sentence)[0].chunk.id == "s"
 
 
+def test_a_query_that_names_a_section_gets_that_sections_own_text_first() -> None:
+    """As on Stoplight Elements: a query naming an operation by its summary found the
+    operation's path line, its parameters and the sidebar listing every summary above its
+    description; all of them share the operation's heading or words."""
+    op = ("Pet API", "Find a pet by its id")
+    path = Hit(replace(chunk("path", "GET /pets/{petId}", 1), heading_path=op), 0.80)
+    sidebar = Hit(chunk("nav", "Overview List pets Find a pet by its id Add a pet", 1), 0.77)
+    params = Hit(
+        replace(chunk("par", "petId integer required", 1), heading_path=(*op, "Parameters")), 0.7
+    )
+    text = "Returns the pet with this id, with its owner and vaccination dates, or a 404 error."
+    description = Hit(replace(chunk("desc", text, 1), heading_path=op), 0.62)
+    hits = [path, sidebar, params, description]
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, section_boost=0.3)
+    query = "Find a pet by its id GET /pets/{petId}"
+    order = [h.chunk.id for h in rerank(hits, policy, 4, NOW, query)]
+    assert order == ["path", "desc", "nav", "par"]
+    assert rerank([description], policy, 1, NOW, query)[0].score == pytest.approx(0.62 * 1.3)
+    # a query that names no section, or the boost off: the engine's order
+    engine = ["path", "nav", "par", "desc"]
+    assert [h.chunk.id for h in rerank(hits, policy, 4, NOW, "pets by id")] == engine
+    off = replace(policy, section_boost=0.0)
+    assert [h.chunk.id for h in rerank(hits, off, 4, NOW, query)] == engine
+    # a heading of under 3 words is never named ("Pets" heads every section of a pet API)
+    pets = Hit(replace(chunk("p", text, 1), heading_path=("Pets",)), 0.5)
+    assert rerank([pets], policy, 1, NOW, "Pets list all the pets")[0].score == 0.5
+
+
 def test_last_modified_counts_over_fetch_time() -> None:
     stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
     fresh = chunk("b", "p q r", days_old=30)
