@@ -778,9 +778,12 @@ class DomScanner:
         # first (load and scan take a third less time than after a navigation); a DOM that set
         # a Content-Security-Policy leaves it in force for the document, so its page navigates.
         in_place = bool(origin) and self._sites.pop(page, None) == origin
+        # A refresh the DOM asks for is a navigation that could come after this scan, take the
+        # next DOM meant for this page and leave its own navigation aborted.
+        dom = _REFRESH.sub("", dom.lstrip("\ufeff"))
         try:
             async with asyncio.timeout(self._timeout_ms / 1000):
-                if not (in_place and await page.evaluate(_REPLACE, [url, dom.lstrip("\ufeff")])):
+                if not (in_place and await page.evaluate(_REPLACE, [url, dom])):
                     self._docs[page] = (url, dom)
                     await page.goto(url, wait_until="domcontentloaded")
                 text = str(await page.evaluate(_SCAN_JSON))
@@ -828,6 +831,7 @@ _REPLACE = (
     "catch (e) { return false; } }"
 )
 _CSP = re.compile(r"http-equiv\s*=\s*[\"']?content-security-policy", re.IGNORECASE)
+_REFRESH = re.compile(r"<meta\b[^>]*http-equiv\s*=\s*[\"']?refresh\b[^>]*>", re.IGNORECASE)
 
 
 def _origin(url: str) -> str:
