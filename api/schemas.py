@@ -475,8 +475,8 @@ class ScoreExplanation(Model):
     )
     section: float = Field(
         ...,
-        description="The section boost's factor: 1 + boost when the query names the section "
-        "the chunk opens (its own heading, 3+ words), else 1.",
+        description="The section boost's factor: 1 + boost when the query names the heading "
+        "the chunk sits directly under (3+ words), else 1.",
     )
     score: float = Field(
         ..., description="fused x freshness x phrase x section: what the chunk is ranked by."

@@ -288,7 +288,7 @@ class SearchSettings(BaseModel):
         ge=0,
         le=5,
         description="A query that names a section (every word trigram of a chunk's own "
-        "heading of 3+ words is in it): the chunks that open that section gain this share.",
+        "heading of 3+ words is in it): the chunks under that heading itself gain this share.",
     )
     reranker_model_path: Path | None = Field(
         None,

@@ -32,8 +32,8 @@ class Freshness:
     phrase_boost: float = 0.0
     phrase_window: int = 64
     # A query that names a section (it holds every word trigram of a chunk's own heading, of
-    # 3 words or more): the chunks that open that section, its own text before its
-    # subsections', gain this share of their score.
+    # 3 words or more): the chunks under that heading itself (the section's own text, not
+    # its subsections') gain this share of their score.
     section_boost: float = 0.0
 
 
@@ -172,8 +172,8 @@ def _heading_trigrams(heading: str) -> frozenset[tuple[str, ...]]:
 
 
 def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
-    """1 + the section boost when the query (its `word_trigrams`) names the section `chunk`
-    opens: every word trigram of the chunk's own heading, of 3 words or more; else 1."""
+    """1 + the section boost when the query (its `word_trigrams`) names the heading `chunk`
+    sits directly under: every word trigram of it, of 3 words or more; else 1."""
     if not policy.section_boost or not chunk.heading_path:
         return 1.0
     grams = _heading_trigrams(chunk.heading_path[-1])

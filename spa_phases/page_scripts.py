@@ -152,11 +152,20 @@ MARK_HIDDEN = (
     + _COMMON
     + r"""
   let marked = 0;
-  document.querySelectorAll('[data-lore-hidden]').forEach(el => el.removeAttribute('data-lore-hidden'));
-  document.querySelectorAll('[data-lore-apart]').forEach(el => el.removeAttribute('data-lore-apart'));
+  for (const el of deepAll('[data-lore-hidden], [data-lore-apart]')) {
+    el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');
+  }
   const INLINE = /^(A|ABBR|B|BDI|CITE|CODE|DATA|DFN|EM|I|KBD|LABEL|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR)$/;
   const LAID_OUT = /^(block|flex|grid|list-item|table)$/;
+  // What comes before `node` as the Markdown will read it: comments (a framework's markers)
+  // and empty text are dropped there.
+  const before = (node) => {
+    let at = node.previousSibling;
+    while (at && (at.nodeType === 8 || (at.nodeType === 3 && !at.textContent))) at = at.previousSibling;
+    return at;
+  };
   const walk = (el, display) => {
+    let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
       const style = getComputedStyle(child);
       const r = child.getBoundingClientRect();
@@ -168,11 +177,13 @@ MARK_HIDDEN = (
       if ((invisible || offscreen || tiny || clipped) && child.textContent.trim()) {
         child.setAttribute('data-lore-hidden', '1'); marked++;
       } else {
-        const before = child.previousSibling;
-        if (before && before.nodeType === 1 && INLINE.test(child.tagName)
-            && (/flex|grid/.test(display) || LAID_OUT.test(style.display))) {
+        const prior = before(child);
+        const runsOn = prior && (prior.nodeType === 1 || !/\s$/.test(prior.textContent));
+        const apart = /flex|grid/.test(display) || LAID_OUT.test(style.display) || (prior && prior === blockBefore);
+        if (runsOn && apart && INLINE.test(child.tagName) && !child.closest('pre')) {
           child.setAttribute('data-lore-apart', '1');
         }
+        blockBefore = INLINE.test(child.tagName) && LAID_OUT.test(style.display) ? child : null;
         walk(child, style.display);
       }
     }

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from spa_phases.page_scripts import MARK_HIDDEN
+from spa_phases.page_scripts import MARK_HIDDEN, UNMARK_HIDDEN
 
 if TYPE_CHECKING:
     from playwright.async_api import ElementHandle, Page
@@ -176,6 +176,7 @@ async def _item(
                 # Still the previous item's details: saving them would file them under this one.
                 raise RecipeError("the details panel did not change after the click")
             details = str(await panel.evaluate("e => e.outerHTML"))
+            await page.evaluate(UNMARK_HIDDEN)  # left on, they would hide what comes next
         elif op == "SAVE":
             dom = f"<html><head><title>{escape(label)}</title></head><body>{details}</body></html>"
             report.chunks += await save(dom, f'click({list_selector} "{label}")', f"item:{label}")

@@ -127,11 +127,13 @@ def test_words_the_layout_sets_apart_are_stored_apart(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:
     """As in Stoplight Elements: an enum's values are spans in a flex row with a gap, no
-    space between them in the DOM; spans that run on in the text stay one word."""
+    space between them in the DOM (a framework's comment markers at most); a span shown as a
+    block ends its words; spans that run on in the text stay one word."""
     site.pages["/enum"] = app(
         """<h1>Pull requests</h1><div id="state"><h2>State filter</h2>
-<span>Allowed values:</span><div style="display: flex; gap: 4px"><span>open</span><span>merged\
-</span><span>declined</span></div><p>The filter is <span>op</span><span>tional</span>; it is
+<span>Allowed values:</span><div style="display: flex; gap: 4px"><span>open</span><!--v-if-->\
+<span>merged</span><!----><span>declined</span></div><p>Sort:<span style="display: block">newest\
+</span><b>first</b></p><p>The filter is <span>op</span><span>tional</span>; it is
 <b>case</b><span style="display: block">sensitive</span>.</p></div>""",
         "",
     )
@@ -139,7 +141,7 @@ def test_words_the_layout_sets_apart_are_stored_apart(
     url = site.url("/enum")
     assert capture(client, url, explore=False)["status"] == "completed"
     text = " ".join(c["text"] for c in resolve(client, url, "allowed values of the state filter"))
-    assert "open merged declined" in text
+    assert "open merged declined" in text and "Sort: newest first" in text
     assert "optional" in text  # inline spans that run on: one word
     assert "case sensitive" in text
 

@@ -219,6 +219,18 @@ def test_a_button_that_shows_only_an_icon_writes_nothing() -> None:
     assert written == "state Type: string Pets Show more pets id Filter", written
 
 
+def test_words_the_capture_marks_apart_stay_apart() -> None:
+    """The marks lore's capture sets from the computed style (flex items drawn as badges), in
+    a heading too; unmarked spans run on as the DOM has them."""
+    (found,) = regions(
+        "<html><body><main><h2><span>GET</span><span data-lore-apart='1'>/pets</span></h2>"
+        "<p>Allowed values: <span>open</span><span data-lore-apart='1'>merged</span>"
+        "<span data-lore-apart='1'>declined</span>; <span>op</span><span>tional</span>.</p>"
+        "</main></body></html>"
+    )
+    assert found.markdown == "## GET /pets\n\nAllowed values: open merged declined; optional."
+
+
 def test_an_open_menu_is_one_region_not_one_per_item() -> None:
     """Stoplight Elements' language menu: items with ids ("Node", "Go"), each a region of its
     own, were one-word chunks under the operation's heading."""

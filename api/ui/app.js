@@ -339,7 +339,7 @@ function search() {
             c.flag ? h("span", { class: "tag", text: `flagged: ${c.flag}` }) : null,
             h("span", { class: "muted", text: ` fetched ${when(c.fetchedAt)}` }),
           ),
-          h("p", { class: "scores", text: c.explain ? `score ${c.score.toFixed(4)} = fused ${c.explain.fused.toFixed(4)} × freshness ${c.explain.freshness.toFixed(3)} × phrase ${c.explain.phrase.toFixed(3)} · dense ${c.explain.dense === null ? "–" : c.explain.dense.toFixed(4)} · lexical ${c.explain.lexical.toFixed(3)}` : `score ${c.score.toFixed(4)}` }),
+          h("p", { class: "scores", text: c.explain ? `score ${c.score.toFixed(4)} = fused ${c.explain.fused.toFixed(4)} × freshness ${c.explain.freshness.toFixed(3)} × phrase ${c.explain.phrase.toFixed(3)} × section ${c.explain.section.toFixed(3)} · dense ${c.explain.dense === null ? "–" : c.explain.dense.toFixed(4)} · lexical ${c.explain.lexical.toFixed(3)}` : `score ${c.score.toFixed(4)}` }),
           h("pre", { text: c.text }),
         )),
       );

@@ -350,6 +350,10 @@ class MarkdownWriter:
                     starts_line = child.tag in _LINE_BLOCKS and parts and parts[-1][-1] != "\n"
                     if child.tag == "br" or starts_line:
                         parts.append("\n")
+                    elif (
+                        child.get(APART_MARK) is not None and parts and not parts[-1][-1:].isspace()
+                    ):
+                        parts.append(" ")  # laid out apart: "GET" "/pets" in a flex row
                     if not any(_GUTTER.search(c) for c in classes(child)):
                         walk(child)
                 if child.tail:
