@@ -33,6 +33,7 @@ import argparse
 import logging
 import random
 import re
+import shutil
 import time
 import unicodedata
 from collections import Counter
@@ -384,7 +385,10 @@ def main() -> None:
         from _pdf_fidelity import default_pdfs, pdf_rows, print_pdf_table  # noqa: PLC0415
 
         print()
-        print_pdf_table(pdf_rows(default_pdfs()))
+        if shutil.which("pdftotext") is None:  # the reference the PDF table is scored against
+            print("PDF table: pdftotext is not installed: apt-get install -y poppler-utils")
+        else:
+            print_pdf_table(pdf_rows(default_pdfs()))
 
 
 if __name__ == "__main__":
