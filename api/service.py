@@ -126,13 +126,15 @@ def _torch_embedder(settings: Settings) -> Embedder:
 
 def _auto_embedder(settings: Settings) -> Embedder:
     # Measured here (benchmarks/embed_bench.py, AMX): bf16 PyTorch 2.6x fp32 PyTorch, int8 ONNX
-    # 1.6x; queries alone are fastest on ONNX Runtime fp32 (2.1 ms; PyTorch 6.6, bf16 9.8).
+    # 1.6x. A query alone costs 1.6 ms of CPU on the int8 export, 5.5 ms on fp32 (one thread
+    # each), 9.8 ms on bf16 PyTorch; int8 query vectors against bf16 documents kept SciFact
+    # hybrid nDCG@10 (0.743) and known items (docs/measured.md, "Resolve latency").
     # Without AMX the int8 export is the proven speed-up (2x fp32 on short texts).
     if settings.embedding.device != "cpu":
         return _torch_embedder(settings)
     models, path = settings.data_dir / "models", settings.embedding.model_path
     if bf16_matrix_units() or settings.embedding.precision != "auto":  # a precision is PyTorch's
-        return SplitEmbedder(OnnxEmbedder(models, path, quantize=False), _torch_embedder(settings))
+        return SplitEmbedder(OnnxEmbedder(models, path), _torch_embedder(settings))
     return OnnxEmbedder(models, path)
 
 

@@ -82,9 +82,9 @@ def describe(embedder: object) -> str:
 @pytest.mark.parametrize(
     ("amx", "backend", "precision", "expected"),
     [
-        (True, "auto", "auto", "queries onnx fp32, batches torch bf16"),
+        (True, "auto", "auto", "queries onnx int8, batches torch bf16"),
         (False, "auto", "auto", "onnx int8"),
-        (False, "auto", "fp32", "queries onnx fp32, batches torch fp32"),
+        (False, "auto", "fp32", "queries onnx int8, batches torch fp32"),
         (True, "sentence-transformers", "auto", "torch bf16"),
         (False, "sentence-transformers", "auto", "torch fp32"),
         (True, "sentence-transformers", "fp32", "torch fp32"),
