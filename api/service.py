@@ -98,8 +98,7 @@ from spa_phases import (
     SnapshotTooLargeError,
     answer,
     check_dom,
-    parse_scan,
-    read_scan,
+    read_scanned,
 )
 
 log = logging.getLogger(__name__)
@@ -710,7 +709,7 @@ class Lore:
         text = await self.scanner.scan(url, dom)
 
         def read() -> ScanAnswer:
-            page = read_scan(parse_scan(text), canonical, require_elements)
+            page = read_scanned(text, canonical, require_elements)
             return answer(page, self.ranker, goal, max_elements, offset, viewport_only)
 
         return await anyio.to_thread.run_sync(read, limiter=limiter)

@@ -40,6 +40,7 @@ from spa_phases.scan import (
     page_patterns,
     parse_scan,
     read_scan,
+    read_scanned,
 )
 
 __all__ = [
@@ -80,6 +81,7 @@ __all__ = [
     "page_patterns",
     "parse_scan",
     "read_scan",
+    "read_scanned",
     "reads_like_instructions",
     "regions",
     "run_recipe",
