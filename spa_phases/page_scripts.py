@@ -107,11 +107,15 @@ const rectOf = (el) => {
   if (!r) { r = el.getBoundingClientRect(); rects.set(el, r); }
   return r;
 };
+// The page's scroll offsets, read once a script (no script here scrolls): each read of
+// `window.scrollX` brings the layout up to date first (9 ms for the controls of a long listing).
+let scrolled_ = null;
+const scrolled = () => scrolled_ || (scrolled_ = {x: window.scrollX, y: window.scrollY});
 // Visible to a person who scrolls: laid out, not hidden, inside the document (above the
 // viewport counts: a click scrolls it into view), not pushed off the page.
 const visible = (el) => {
   const r = rectOf(el);
-  if (!(r.width > 1 && r.height > 1 && r.right + window.scrollX > 0 && r.bottom + window.scrollY > 0)) return false;
+  if (!(r.width > 1 && r.height > 1 && r.right + scrolled().x > 0 && r.bottom + scrolled().y > 0)) return false;
   const style = getComputedStyle(el);
   return style.visibility !== 'hidden' && parseFloat(style.opacity) !== 0;
 };
@@ -169,7 +173,7 @@ MARK_HIDDEN = (
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
       const style = getComputedStyle(child);
       const r = child.getBoundingClientRect();
-      const offscreen = r.right + window.scrollX < -100 || r.bottom + window.scrollY < -100 || r.left > 10000;
+      const offscreen = r.right + scrolled().x < -100 || r.bottom + scrolled().y < -100 || r.left > 10000;
       const tiny = parseFloat(style.fontSize) < 2;
       const clipped = style.clipPath === 'inset(50%)' || style.clip === 'rect(0px, 0px, 0px, 0px)';
       const invisible = style.display === 'none' || style.visibility === 'hidden'
@@ -346,7 +350,7 @@ SCAN = (
     }
     return null;
   };
-  const top = (el) => Math.round(rectOf(el).top + window.scrollY);
+  const top = (el) => Math.round(rectOf(el).top + scrolled().y);
   const fieldLabel = (el) => {
     let t = el.getAttribute('aria-label') || '';
     if (!t && el.id) { const l = document.querySelector(`label[for="${CSS.escape(el.id)}"]`); if (l) t = l.textContent; }

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, browser_missing
-from spa_phases.scan import DomScanner, parse_scan
+from spa_phases.scan import DomScanner, _inert, parse_scan
 from tests.conftest import Site
 
 pytestmark = pytest.mark.skipif(
@@ -196,6 +196,29 @@ def test_the_agents_dom_reaches_nothing_outside_the_browser(
     assert {e["label"] for e in found["elements"]} == {"Send", "Next"}
     time.sleep(1.0)  # anything the page might still try
     assert site.requests == [] and site.posts == [], site.requests
+
+
+def test_fetching_attributes_are_renamed_without_changing_what_the_scan_reads(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Images, media, frames, scripts and stylesheets fetch nothing in the scan page, so their
+    fetching attributes are renamed before it parses the DOM; an attribute value that only
+    says "src=", links and the document's base are left as they were."""
+    assert _inert('<IMG alt="see src=x" SRC=a.png srcset="b 2x">') == (
+        '<IMG alt="see src=x" data-lore-SRC=a.png data-lore-srcset="b 2x">'
+    )
+    assert _inert("<link rel=stylesheet href='x.css'><base href=/d/><a href=y>") == (
+        "<link rel=stylesheet data-lore-href='x.css'><base href=/d/><a href=y>"
+    )
+    dom = """<html><head><base href="https://shop.example.test/deals/"></head><body>
+<a href="cart"><img src="cart.png" alt="Cart src=top"></a>
+<a href="next"><img src="n.png" srcset="n2.png 2x" alt="Next deals"></a></body></html>"""
+    found = scan(make_client(), dom=dom)
+    got = {(e["label"], e["href"], e["visible"]) for e in found["elements"]}
+    assert got == {
+        ("Cart src=top", "https://shop.example.test/deals/cart", True),
+        ("Next deals", "https://shop.example.test/deals/next", True),
+    }, found["elements"]
 
 
 def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestClient]) -> None:
