@@ -205,9 +205,11 @@ def latency(runs: int) -> None:
                 for label, new_dom, with_goal in runs_of:
                     times = []
                     for i in range(runs):
-                        # A DOM that differs every time is scanned afresh; the same DOM again
-                        # (an agent paging through elements) is read from the latest scans.
-                        page = dom.replace("</body>", f"<!-- {i} --></body>") if new_dom else dom
+                        # A DOM that differs every time, in what the scan reads (a product's
+                        # name), is scanned and read afresh; the same DOM again (an agent paging
+                        # through elements) is read from the latest scans.
+                        fresh = f"Trail shoe model 7 (run {i})<"
+                        page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
                         extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
                         if not new_dom:
                             extra["offset"] = 50 * (i % 10)
