@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import json
 import logging
 import os
@@ -81,6 +82,13 @@ def create_app(
         if schedules:
             scheduler.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
+        if lore is None:
+            # What startup made (the model, its libraries: millions of objects) lives as long
+            # as the server. Out of the collector's sight, a full collection walks only what
+            # requests made; it walked everything, 100-340 ms at a time in the middle of
+            # agents' requests (a scan's p95 and max: docs/measured.md).
+            gc.collect()
+            gc.freeze()
         if announce_url:
             settings.server_file.write_text(json.dumps({"url": announce_url, "pid": os.getpid()}))
         try:
