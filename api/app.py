@@ -46,12 +46,15 @@ def create_app(
     lore: Lore | None = None,
     announce_url: str | None = None,
     schedules: bool = True,
+    freeze_startup: bool = False,
 ) -> FastAPI:
     """Build the app. The store is opened at startup (or `lore` is used as given) and closed at
     shutdown; index-link jobs left queued or running by a previous process resume. With
     `announce_url`, the server records itself in DATA_DIR/server.json while it is up, so the CLI
     on the same data directory talks to it instead of opening the store. `schedules`: this
-    server makes the scheduled jobs that are due (not one a CLI command starts for itself)."""
+    server makes the scheduled jobs that are due (not one a CLI command starts for itself).
+    `freeze_startup`: a long-running server (`lore serve`) keeps what startup made out of the
+    garbage collector's full collections while it runs."""
     settings = settings or Settings()
 
     @asynccontextmanager
@@ -82,11 +85,13 @@ def create_app(
         if schedules:
             scheduler.start()
         log.info("lore ready: data in %s, model %s", settings.data_dir, instance.embedder.name)
-        if lore is None:
+        if freeze_startup:
             # What startup made (the model, its libraries: millions of objects) lives as long
             # as the server. Out of the collector's sight, a full collection walks only what
             # requests made; it walked everything, 100-340 ms at a time in the middle of
-            # agents' requests (a scan's p95 and max: docs/measured.md).
+            # agents' requests (a scan's p95 and max: docs/measured.md). Given back at
+            # shutdown: left frozen, native objects were torn down in an order that crashed
+            # the interpreter's exit.
             gc.collect()
             gc.freeze()
         if announce_url:
@@ -94,6 +99,8 @@ def create_app(
         try:
             yield
         finally:
+            if freeze_startup:
+                gc.unfreeze()
             if announce_url:
                 settings.server_file.unlink(missing_ok=True)
             await scheduler.stop()

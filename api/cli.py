@@ -130,7 +130,7 @@ def serve(
     console.print(f"lore serving {settings.data_dir.resolve()} at {url} (docs: {url}/docs)")
     MemoryTrimmer().start()  # freed memory back to the system, every 2 s
     uvicorn.run(  # uvicorn's own loggers go through lore's handler (with the request id)
-        create_app(settings, announce_url=url),
+        create_app(settings, announce_url=url, freeze_startup=True),
         host=host,
         port=port,
         log_level=log_level,

@@ -5,6 +5,7 @@ commands start fast; the API tests cover the real model."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -16,8 +17,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
-from tests.conftest import AUTH, TEST_KEY, Page, Site, free_port, lore_server
+from api.app import create_app
+from api.service import Lore
+from ingest import HashEmbedder
+from tests.conftest import AUTH, TEST_KEY, Page, Site, free_port, lore_server, make_settings
 
 pytestmark = pytest.mark.slow
 
@@ -276,3 +281,19 @@ def test_the_data_directory_is_one_per_user_not_the_working_directory(
     assert Settings().data_dir == tmp_path / "home" / ".local" / "share" / "lore"
     monkeypatch.setenv("LORE_DATA_DIR", str(tmp_path / "explicit"))
     assert Settings().data_dir == tmp_path / "explicit"
+
+
+def test_a_long_running_server_keeps_startup_out_of_full_collections(tmp_path: Path) -> None:
+    """`lore serve` freezes what its startup made (full collections had walked the model and
+    its libraries, pausing requests) and gives it back when it stops: left frozen, a command's
+    in-process server crashed the interpreter's exit. A command's own server freezes nothing."""
+    settings = make_settings(tmp_path / "data")
+    for freeze, frozen_while_up in ((True, True), (False, False)):
+        lore_ = Lore(settings, embedder=HashEmbedder(384))
+        try:
+            with TestClient(create_app(settings, lore=lore_, freeze_startup=freeze)) as client:
+                assert client.get("/healthz").status_code == 200
+                assert (gc.get_freeze_count() > 0) is frozen_while_up
+            assert gc.get_freeze_count() == 0
+        finally:
+            lore_.close()
