@@ -124,15 +124,17 @@ def _torch_embedder(settings: Settings) -> Embedder:
 
 
 def _auto_embedder(settings: Settings) -> Embedder:
-    # Measured here (benchmarks/embed_bench.py, AMX): bf16 PyTorch 2.6x fp32 PyTorch, int8 ONNX
-    # 1.6x. A query alone costs 1.6 ms of CPU on the int8 export, 5.5 ms on fp32 (one thread
-    # each), 9.8 ms on bf16 PyTorch; int8 query vectors against bf16 documents kept SciFact
-    # hybrid nDCG@10 (0.743) and known items (docs/measured.md, "Resolve latency").
-    # Without AMX the int8 export is the proven speed-up (2x fp32 on short texts).
+    # The int8 ONNX export for documents and queries, AMX or not. With AMX, bf16 PyTorch embeds
+    # a batch alone 1.6x as fast as the int8 export, and it was the default for documents there;
+    # but on the product's paths on an AMX machine the int8 export was faster and took half the
+    # memory: the first 120 Python-doc pages 2.96-3.01 against 2.67-2.77 pages/s (600 against
+    # 1,312-1,342 MB), a 300-page crawl beside the serving API 189 against 257 s (1,398 against
+    # 2,595 MB for both processes), SciFact hybrid nDCG@10 0.743 both ways (docs/measured.md).
+    # A precision, or a GPU, asks for PyTorch: it embeds the batches, the int8 export queries.
     if settings.embedding.device != "cpu":
         return _torch_embedder(settings)
     models, path = settings.data_dir / "models", settings.embedding.model_path
-    if bf16_matrix_units() or settings.embedding.precision != "auto":  # a precision is PyTorch's
+    if settings.embedding.precision != "auto":  # a precision is PyTorch's
         return SplitEmbedder(OnnxEmbedder(models, path), _torch_embedder(settings))
     return OnnxEmbedder(models, path)
 
