@@ -781,15 +781,15 @@ class DomScanner:
             return seen
         if not self._started:
             await self._start()
+        # In a thread: a DOM of 5 MB takes about 75 ms of regular expressions, which on the
+        # event loop every other request would wait for.
+        dom = await asyncio.to_thread(_prepared, dom)
         page = await self._pool.get()
         origin = _origin(url)
         # A page that holds a DOM of this site takes the next one in place, with the URL set
         # first (load and scan take a third less time than after a navigation); a DOM that set
         # a Content-Security-Policy leaves it in force for the document, so its page navigates.
         in_place = bool(origin) and self._sites.pop(page, None) == origin
-        # A refresh the DOM asks for is a navigation that could come after this scan, take the
-        # next DOM meant for this page and leave its own navigation aborted.
-        dom = _inert(_REFRESH.sub("", dom.lstrip("\ufeff")))
         try:
             async with asyncio.timeout(self._timeout_ms / 1000):
                 if not (in_place and await page.evaluate(_REPLACE, [url, dom])):
@@ -890,6 +890,13 @@ _FETCHING = re.compile(
 # A quoted value (kept whole, so a value that says "src=" is left as it is) or a name. A tag
 # with a longer value (an image inlined as data) is left as it is: no quote is searched far.
 _FETCH_ATTR = re.compile(r"(\"[^\"]*\"|'[^']*')|(?<=\s)(src|srcset|poster|data|href)(?=\s*=)", re.I)
+
+
+def _prepared(dom: str) -> str:
+    """`dom` as the scan page parses it: without a refresh (a navigation that could come after
+    the scan, take the next DOM meant for the page and leave that one's navigation aborted),
+    and `_inert`."""
+    return _inert(_REFRESH.sub("", dom.lstrip("\ufeff")))
 
 
 def _inert(dom: str) -> str:
