@@ -131,58 +131,66 @@ class SentenceTransformerEmbedder(Embedder):
         if not dim:
             raise EmbeddingError(f"model at {path} does not report its embedding size")
         self.dim = int(dim)
-        self._tokenizer = self._model.tokenizer
-        # Counting has a tokenizer of its own: the model's switches padding and truncation on
-        # and off per call, and a count running beside a batch switched them under it.
+        # Tokenized by the Rust tokenizer itself, as the ONNX embedder does: transformers' own
+        # call (padding, truncation, tensors) took 1.32 s for 4,167 chunks where the model took
+        # 0.58 s on an H100, and the Rust tokenizer encodes them in 0.2 s (docs/measured.md).
+        # Counting has an instance of its own, without truncation or padding: a count running
+        # beside a batch would otherwise see the batch's settings switched under it.
         from tokenizers import Tokenizer  # noqa: PLC0415
 
-        self._counter = Tokenizer.from_str(self._tokenizer.backend_tokenizer.to_str())
+        spec = self._model.tokenizer.backend_tokenizer.to_str()
+        self._counter = Tokenizer.from_str(spec)
         self._counter.no_truncation()
         self._counter.no_padding()
+        self._batcher = Tokenizer.from_str(spec)
+        self._batcher.enable_truncation(self._model.max_seq_length or 512)
+        # bf16: lengths padded to a multiple of 32 (masked), so oneDNN keeps a few kernels.
+        self._batcher.enable_padding(pad_to_multiple_of=32 if precision == "bf16" else None)
         self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        if self._precision == "bf16":
-            return self._embed_bf16(texts)
-        with self._lock:
-            array = self._model.encode(
-                list(texts),
-                batch_size=len(texts),
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return [[float(x) for x in row] for row in array]
+        import contextlib  # noqa: PLC0415
 
-    def _embed_bf16(self, texts: Sequence[str]) -> list[Vector]:
+        import numpy as np  # noqa: PLC0415
         import torch  # noqa: PLC0415 - loaded by sentence-transformers already
 
-        # A few tensor shapes instead of one per (batch, length): lengths padded to a multiple
-        # of 32 (masked) and batches to a power of two (repeating the last text), so oneDNN
-        # keeps a few bf16 kernels. Measured over mixed batches: peak RSS flat at 0.9 GB instead
-        # of growing past 2.2 GB; a crawl embeds a page at a time, in batches of every size.
         count = len(texts)
-        batch = list(texts) + [texts[-1]] * ((1 << (count - 1).bit_length()) - count)
+        batch = list(texts)
+        if self._precision == "bf16":
+            # Batches padded to a power of two too (the last text repeated): a few tensor
+            # shapes instead of one per (batch, length). Measured over mixed batches: peak RSS
+            # flat at 0.9 GB instead of growing past 2.2 GB; a crawl embeds a page at a time.
+            batch += [texts[-1]] * ((1 << (count - 1).bit_length()) - count)
+        device = self._model.device
         with self._lock:
-            features = self._tokenizer(
-                batch,
-                padding=True,
-                truncation=True,
-                max_length=self._model.max_seq_length,
-                pad_to_multiple_of=32,
-                return_tensors="pt",
-            ).to(self._model.device)
-            with (
-                torch.inference_mode(),
-                torch.autocast(self._model.device.type, dtype=torch.bfloat16),
-            ):
-                pooled = self._model(dict(features))["sentence_embedding"]
+            encodings = self._batcher.encode_batch(batch)
+            features = {
+                name: torch.from_numpy(
+                    np.array([getattr(e, field) for e in encodings], dtype=np.int64)
+                ).to(device)
+                for name, field in _FEATURES
+            }
+            autocast = (
+                torch.autocast(device.type, dtype=torch.bfloat16)
+                if self._precision == "bf16"
+                else contextlib.nullcontext()
+            )
+            with torch.inference_mode(), autocast:
+                pooled = self._model(features)["sentence_embedding"]
         # Normalised in fp32: a bf16 result is unit length only to within 1e-2.
         array = torch.nn.functional.normalize(pooled[:count].float(), dim=1).cpu().numpy()
-        return [[float(x) for x in row] for row in array]
+        vectors: list[Vector] = array.tolist()
+        return vectors
+
+
+_FEATURES = (
+    ("input_ids", "ids"),
+    ("attention_mask", "attention_mask"),
+    ("token_type_ids", "type_ids"),
+)
 
 
 _ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -390,7 +398,7 @@ class OnnxEmbedder(Embedder):
             return self._session.run(["embedding"], feed)[0]
 
         outputs = [run(groups[0])] if len(groups) == 1 else list(self._pool.map(run, groups))
-        return [[float(x) for x in row] for output in outputs for row in output]
+        return [row for output in outputs for row in output.tolist()]
 
 
 class SplitEmbedder(Embedder):

@@ -29,6 +29,15 @@ TEXTS = [
 ]
 
 
+def test_pytorch_vectors_are_the_library_s_own(torch_embedder: Embedder) -> None:
+    """lore tokenizes with the Rust tokenizer itself (transformers' call was two thirds of a
+    GPU's pass): the vectors must stay sentence-transformers' own, truncation included."""
+    texts = [*TEXTS, "A long text past the model's 256 tokens, to be truncated. " * 40]
+    ours = np.array(torch_embedder.embed(texts, batch_size=4))
+    library = torch_embedder._model.encode(texts, normalize_embeddings=True)  # type: ignore[attr-defined]
+    assert np.abs(ours - library).max() < 1e-5
+
+
 @pytest.mark.slow
 def test_bf16_vectors_match_fp32_and_do_not_depend_on_the_batch(torch_embedder: Embedder) -> None:
     bf16 = SentenceTransformerEmbedder(precision="bf16")
