@@ -40,6 +40,10 @@ Phase = Literal["initial", "post_interaction"]
 PHASES: tuple[Phase, ...] = ("initial", "post_interaction")
 HIDDEN_INSTRUCTIONS = "hidden_instructions"
 MAX_TRIGGER = 500
+# Sibling blocks this small (a parameter list, a collapsed response, a card) are read together,
+# up to a chunk's size: alone, Scalar's "Query Parameters - state" (78 characters) ranked 15th
+# for its own operation's query, behind its neighbours' "Path Parameters", which repeat the path.
+SMALL_REGION_TOKENS = 64
 
 
 @dataclass(frozen=True)
@@ -170,7 +174,7 @@ class PhaseIngestor:
         seen: dict[str, int] = {}
         chunks: list[Chunk] = []
         options = self._chunking
-        for region in found:
+        for region in _packed(found, self._count_tokens, options.max_tokens):
             pieces = chunk_markdown(
                 region.markdown, options.max_tokens, options.overlap_tokens, self._count_tokens
             )
@@ -267,6 +271,60 @@ class PhaseIngestor:
                 ids, {"superseded_by": by, "superseded_at": at, "state": "superseded"}
             )
         return sum(len(ids) for ids in stale.values())
+
+
+def _packed(
+    found: list[Region], count_tokens: Callable[[str], int], max_tokens: int
+) -> list[Region]:
+    """Runs of small sibling regions (unnamed containers under one parent, below the same
+    headings) joined into one, up to `max_tokens`. The joined scope lists its members
+    (`parent > :is(div:nth-of-type(2), div:nth-of-type(3))`): the same run in a later snapshot
+    has the same scope, and a run that changed shape shares no scope with the old one, so it
+    supersedes nothing (absence is not a different answer)."""
+    out: list[Region] = []
+    run: list[Region] = []
+    size = 0
+    for region in found:
+        parent = _parent(region.scope)
+        tokens = count_tokens(region.markdown)
+        joins = (
+            parent is not None
+            and not region.injection
+            and tokens <= SMALL_REGION_TOKENS
+            and bool(run)
+            and _parent(run[0].scope) == parent
+            and (run[0].heading_path, run[0].hidden) == (region.heading_path, region.hidden)
+            and size + tokens <= max_tokens
+        )
+        if not joins:
+            out += [_joined(run)] if len(run) > 1 else run
+            run, size = [], 0
+        if parent is None or region.injection or tokens > SMALL_REGION_TOKENS:
+            out.append(region)
+        else:
+            run.append(region)
+            size += tokens
+    out += [_joined(run)] if len(run) > 1 else run
+    return out
+
+
+def _parent(scope: str) -> str | None:
+    """The parent's selector of an unnamed container's scope; None for a named one (an id, a
+    test id) or a section cut at a heading, which stay regions of their own."""
+    if " >> " in scope or " > " not in scope:
+        return None
+    parent, last = scope.rsplit(" > ", 1)
+    return None if last.startswith(("#", "[")) else parent
+
+
+def _joined(run: list[Region]) -> Region:
+    parent = _parent(run[0].scope)
+    members = ", ".join(r.scope.rsplit(" > ", 1)[1] for r in run)
+    return replace(
+        run[0],
+        scope=f"{parent} > :is({members})",
+        markdown="\n\n".join(r.markdown for r in run),
+    )
 
 
 def _words(text: str) -> set[str]:

@@ -266,3 +266,40 @@ def test_a_tab_panel_is_led_by_its_tab() -> None:
     )
     panel = next(r for r in found if r.markdown == "The repository")
     assert panel.heading_path == ("Responses", "200")
+
+
+OPERATION = """<html><body><main><h2>GET /repositories/{{owner}}/pulls</h2>
+<p>Lists the pull requests of a repository, newest first, fifty to a page.</p>
+<div class="op-body"><div class="block">Path Parameters - owner (string, required)</div>
+<div class="block">Query Parameters - state (string): {states}</div>
+<div class="block">Responses - 200 {response}</div></div></main></body></html>"""
+
+
+def test_small_sibling_blocks_are_read_together_and_supersede_as_one(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Scalar draws an operation's path parameters, query parameters and responses as three
+    alike blocks: alone, the 78-character query-parameter block ranked 15th for its own
+    operation, behind other operations' path parameters."""
+    client = make_client()
+    dom = OPERATION.format(states="open, merged, declined", response="a list of pulls")
+    post(client, "initial", dom)
+    found = resolve(client, "pulls query parameter state", k=20)
+    (block,) = [c for c in found if "state" in c["text"]]
+    assert "Path Parameters - owner" in block["text"] and "Responses - 200" in block["text"]
+    assert block["scope"].endswith(
+        "> :is(div:nth-of-type(1), div:nth-of-type(2), div:nth-of-type(3))"
+    )
+    assert block["headingPath"] == ["GET /repositories/{owner}/pulls"]
+
+    # A block shown with less (the response collapsed to its code) supersedes nothing.
+    collapsed = OPERATION.format(states="open, merged, declined", response="")
+    assert post(client, "post_interaction", collapsed, "click(200)")["superseded"] == 0
+    # Different content in one block supersedes the run that held the old content (as loaded
+    # and as collapsed).
+    changed = OPERATION.format(states="open, closed", response="a list of pulls")
+    after = post(client, "post_interaction", changed, "click(#refresh)")
+    assert after["superseded"] == 2 and after["changedScopes"] == [block["scope"]]
+    texts = [c["text"] for c in resolve(client, "pulls query parameter state", k=20)]
+    assert any("open, closed" in t for t in texts)
+    assert not any("merged, declined" in t for t in texts)
