@@ -275,7 +275,8 @@ class SearchSettings(BaseModel):
         ge=0,
         le=5,
         description="A query that quotes a chunk's words (a sentence, an error message): its "
-        "score grows by up to this share with the query's word trigrams found in the chunk.",
+        "score grows by up to this share with the query's word trigrams found in the chunk "
+        "(its headings and text).",
     )
     phrase_window: int = Field(
         64,

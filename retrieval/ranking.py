@@ -153,9 +153,27 @@ def phrase_overlap(
         return [0.0] * len(hits)
     cache = {} if cache is None else cache
     return [
-        len(grams & _shingles_of(hit.chunk, cache)) / len(grams) if index < window else 0.0
+        len(grams & _quotable(hit.chunk, cache)) / len(grams) if index < window else 0.0
         for index, hit in enumerate(hits)
     ]
+
+
+def _quotable(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
+    """The word trigrams a query can quote: the chunk's headings' and its text's. An API
+    operation's path is its heading, not its parameter list's text: with the text alone, a
+    query naming the path and a parameter boosted the chunks that repeat the path in their
+    text (request examples, a sibling operation's) over the parameter's own."""
+    key = "\x1f" + chunk.id
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _path_trigrams(chunk.heading_path) | _shingles_of(chunk, cache)
+    return found
+
+
+@lru_cache(maxsize=8192)
+def _path_trigrams(path: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """A heading path's word trigrams, cached as `_heading_trigrams` is."""
+    return frozenset(_shingles(" ".join(path))) if path else frozenset()
 
 
 def word_trigrams(text: str) -> set[tuple[str, ...]]:

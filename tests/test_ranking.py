@@ -71,6 +71,22 @@ def test_a_query_that_quotes_a_chunk_brings_it_first() -> None:
     assert rerank([sibling, quoted], narrow, 2, NOW, sentence)[0].chunk.id == "s"
 
 
+def test_a_quoted_phrase_counts_in_the_chunk_s_headings_too() -> None:
+    """Scalar: a query naming an operation's path and a parameter boosted the chunks that
+    repeat the path in their text (a request example) over the parameter list, whose path is
+    its heading."""
+    path = ("GET /repositories/{owner}/{slug}/pulls",)
+    example = Hit(chunk("ex", "curl http://api.test/repositories/{owner}/{slug}/pulls", 1), 0.75)
+    params = Hit(
+        replace(chunk("par", "Query Parameters - state: open, merged or declined", 1),
+                heading_path=path),
+        0.7,
+    )  # fmt: skip
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, phrase_boost=1.0)
+    query = "GET /repositories/{owner}/{slug}/pulls parameter state"
+    assert [h.chunk.id for h in rerank([example, params], policy, 2, NOW, query)] == ["par", "ex"]
+
+
 def test_a_query_that_names_a_section_gets_that_sections_own_text_first() -> None:
     """As on Stoplight Elements: a query naming an operation by its summary found the
     operation's path line, its parameters and the sidebar listing every summary above its
