@@ -166,7 +166,7 @@ def _quotable(chunk: Chunk, cache: Shingles) -> set[tuple[str, ...]]:
     key = "\x1f" + chunk.id
     found = cache.get(key)
     if found is None:
-        found = cache[key] = _path_trigrams(chunk.heading_path) | _shingles_of(chunk, cache)
+        found = cache[key] = _shingles_of(chunk, cache) | _path_trigrams(chunk.heading_path)
     return found
 
 
