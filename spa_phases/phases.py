@@ -41,7 +41,7 @@ PHASES: tuple[Phase, ...] = ("initial", "post_interaction")
 HIDDEN_INSTRUCTIONS = "hidden_instructions"
 MAX_TRIGGER = 500
 # Sibling blocks this small (a parameter list, a collapsed response, a card) are read together,
-# up to a chunk's size: alone, Scalar's "Query Parameters - state" (78 characters) ranked 15th
+# up to a chunk's size: alone, Scalar's "Query Parameters - state" (78 characters) ranked 16th
 # for its own operation's query, behind its neighbours' "Path Parameters", which repeat the path.
 SMALL_REGION_TOKENS = 64
 

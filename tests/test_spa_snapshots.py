@@ -279,7 +279,7 @@ def test_small_sibling_blocks_are_read_together_and_supersede_as_one(
     make_client: Callable[..., TestClient],
 ) -> None:
     """Scalar draws an operation's path parameters, query parameters and responses as three
-    alike blocks: alone, the 78-character query-parameter block ranked 15th for its own
+    alike blocks: alone, the 78-character query-parameter block ranked 16th for its own
     operation, behind other operations' path parameters."""
     client = make_client()
     dom = OPERATION.format(states="open, merged, declined", response="a list of pulls")
