@@ -116,7 +116,10 @@ class PhaseIngestor:
             trigger = None
         found = regions(snapshot.dom, self._max_dom_bytes)
         doc_id = snapshot_document_id(snapshot.tenant_id, snapshot.url, snapshot.phase, trigger)
-        chunks = self._chunks(snapshot, trigger, doc_id, found)
+        packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
+        if snapshot.scope_prefix:
+            parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}
+        chunks = self._chunks(snapshot, trigger, doc_id, packed)
         store = self._indexer.store
         stored = store.scroll(
             ChunkFilter(
@@ -144,7 +147,7 @@ class PhaseIngestor:
             )
         elif self._exists(snapshot.tenant_id, doc_id):
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
-        superseded = self._supersede(others, chunks, keep) if snapshot.supersede else 0
+        superseded = self._supersede(others, chunks, keep, parts) if snapshot.supersede else 0
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
@@ -174,7 +177,7 @@ class PhaseIngestor:
         seen: dict[str, int] = {}
         chunks: list[Chunk] = []
         options = self._chunking
-        for region in _packed(found, self._count_tokens, options.max_tokens):
+        for region in found:
             pieces = chunk_markdown(
                 region.markdown, options.max_tokens, options.overlap_tokens, self._count_tokens
             )
@@ -243,28 +246,43 @@ class PhaseIngestor:
             positioned,
         )
 
-    def _supersede(self, others: list[Chunk], chunks: list[Chunk], keep: list[Chunk]) -> int:
+    def _supersede(
+        self,
+        others: list[Chunk],
+        chunks: list[Chunk],
+        keep: list[Chunk],
+        parts: dict[str, set[str]],
+    ) -> int:
         """Mark older chunks of a scope this snapshot shows with different content. A scope
         whose new content is only part of what it held (a model collapsed to its name, a list
-        with a row hidden) supersedes nothing: less shown is not a different answer."""
+        with a row hidden) supersedes nothing: less shown is not a different answer. A joined
+        run of blocks counts for each of its members (`parts`: a new member's own words), so a
+        run whose edges moved (a block grew out of it, or collapsed into it) still meets what
+        it overlaps; an old run's words count for each of its members, which errs towards
+        superseding less."""
         shown: dict[str, set[str]] = defaultdict(set)
         words: dict[str, set[str]] = defaultdict(set)
         for chunk in chunks:
-            shown[chunk.scope or ""].add(chunk.content_hash)
-            words[chunk.scope or ""].update(_words(chunk.text))
+            for scope in _members(chunk.scope or ""):
+                shown[scope].add(chunk.content_hash)
+                words[scope].update(parts.get(scope) or _words(chunk.text))
         held: dict[str, set[str]] = defaultdict(set)
         for old in others:
-            held[old.scope or ""].update(_words(old.text))
+            for scope in _members(old.scope or ""):
+                held[scope].update(_words(old.text))
         newest: dict[str, str] = {}
         for chunk in keep:
-            scope = chunk.scope or ""
-            if not words[scope] <= held[scope]:
-                newest.setdefault(scope, chunk.id)
+            for scope in _members(chunk.scope or ""):
+                if not words[scope] <= held[scope]:
+                    newest.setdefault(scope, chunk.id)
         stale: dict[str, list[str]] = defaultdict(list)
         for old in others:
-            scope = old.scope or ""
-            if scope in newest and old.content_hash not in shown[scope] and old.flag is None:
-                stale[newest[scope]].append(old.id)
+            if old.flag is not None:
+                continue
+            for scope in _members(old.scope or ""):
+                if scope in newest and old.content_hash not in shown[scope]:
+                    stale[newest[scope]].append(old.id)
+                    break
         at = utcnow().isoformat()
         for by, ids in stale.items():
             self._indexer.store.set_payload(
@@ -275,37 +293,62 @@ class PhaseIngestor:
 
 def _packed(
     found: list[Region], count_tokens: Callable[[str], int], max_tokens: int
-) -> list[Region]:
+) -> tuple[list[Region], dict[str, set[str]]]:
     """Runs of small sibling regions (unnamed containers under one parent, below the same
     headings) joined into one, up to `max_tokens`. The joined scope lists its members
-    (`parent > :is(div:nth-of-type(2), div:nth-of-type(3))`): the same run in a later snapshot
-    has the same scope, and a run that changed shape shares no scope with the old one, so it
-    supersedes nothing (absence is not a different answer)."""
+    (`parent > :is(div:nth-of-type(2), div:nth-of-type(3))`), and supersession compares it
+    member by member (`_members`). A block with a heading of its own is not joined: the
+    chunker would cut the run there again. Also returns each joined member's words by its
+    own scope."""
     out: list[Region] = []
+    parts: dict[str, set[str]] = {}
     run: list[Region] = []
     size = 0
+
+    def close(run: list[Region]) -> list[Region]:
+        if len(run) < 2:
+            return run
+        parts.update((r.scope, _words(r.markdown)) for r in run)
+        return [_joined(run)]
+
     for region in found:
         parent = _parent(region.scope)
         tokens = count_tokens(region.markdown)
-        joins = (
+        small = (
             parent is not None
             and not region.injection
             and tokens <= SMALL_REGION_TOKENS
+            and not _HEADING_LINE.search(region.markdown)  # the chunker would cut there again
+        )
+        joins = (
+            small
             and bool(run)
             and _parent(run[0].scope) == parent
             and (run[0].heading_path, run[0].hidden) == (region.heading_path, region.hidden)
             and size + tokens <= max_tokens
         )
         if not joins:
-            out += [_joined(run)] if len(run) > 1 else run
+            out += close(run)
             run, size = [], 0
-        if parent is None or region.injection or tokens > SMALL_REGION_TOKENS:
+        if not small:
             out.append(region)
         else:
             run.append(region)
             size += tokens
-    out += [_joined(run)] if len(run) > 1 else run
-    return out
+    out += close(run)
+    return out, parts
+
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s", re.MULTILINE)
+_RUN = re.compile(r"^(.*) > :is\((.*)\)$")
+
+
+def _members(scope: str) -> tuple[str, ...]:
+    """The scopes a joined run's scope stands for (a scope that is no run: itself)."""
+    run = _RUN.match(scope)
+    if run is None:
+        return (scope,)
+    return tuple(f"{run[1]} > {member}" for member in run[2].split(", "))
 
 
 def _parent(scope: str) -> str | None:

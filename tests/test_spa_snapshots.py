@@ -303,3 +303,38 @@ def test_small_sibling_blocks_are_read_together_and_supersede_as_one(
     texts = [c["text"] for c in resolve(client, "pulls query parameter state", k=20)]
     assert any("open, closed" in t for t in texts)
     assert not any("merged, declined" in t for t in texts)
+
+
+def test_a_run_whose_edges_move_still_supersedes_and_collapsing_into_one_does_not(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    schema = " ".join(f"field{n} (string): the pull request's field number {n}." for n in range(12))
+    # The response block is large at load: a region of its own beside the run of the two others.
+    post(client, "initial", OPERATION.format(states="open, merged, declined", response=schema))
+    # Collapsed, it joins the run: less shown, so nothing is superseded.
+    collapsed = OPERATION.format(states="open, merged, declined", response="")
+    assert post(client, "post_interaction", collapsed, "click(200)")["superseded"] == 0
+    assert any("field11" in c["text"] for c in resolve(client, "pull request field11", k=20))
+    # The state list changes while the response grows out of the run again: the old runs
+    # (:is(1, 2) at load, :is(1, 2, 3) collapsed) are superseded by the new :is(1, 2).
+    changed = OPERATION.format(states="open, closed", response=schema)
+    after = post(client, "post_interaction", changed, "click(#refresh)")
+    assert after["superseded"] == 2
+    texts = [c["text"] for c in resolve(client, "pulls query parameter state", k=20)]
+    assert any("open, closed" in t for t in texts)
+    assert not any("merged, declined" in t for t in texts)
+
+
+def test_blocks_with_headings_of_their_own_are_not_joined(
+    make_client: Callable[..., TestClient],
+) -> None:
+    client = make_client()
+    dom = OPERATION.format(states="open, merged, declined", response="a list of pulls").replace(
+        'class="block">', 'class="block"><h4>Block</h4>'
+    )
+    post(client, "initial", dom)
+    (block,) = [
+        c for c in resolve(client, "pulls query parameter state", k=20) if "state" in c["text"]
+    ]
+    assert "Path Parameters" not in block["text"] and ":is(" not in block["scope"]
