@@ -132,20 +132,31 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbeddingError(f"model at {path} does not report its embedding size")
         self.dim = int(dim)
         # Tokenized by the Rust tokenizer itself, as the ONNX embedder does: transformers' own
-        # call (padding, truncation, tensors) took 1.32 s for 4,167 chunks where the model took
-        # 0.58 s on an H100, and the Rust tokenizer encodes them in 0.2 s (docs/measured.md).
+        # call (padding, truncation, tensors) took 1.23 s for 4,167 chunks where the model took
+        # 0.58 s on an H100, and the Rust tokenizer 0.33 s (docs/measured.md, "On a GPU").
         # Counting has an instance of its own, without truncation or padding: a count running
         # beside a batch would otherwise see the batch's settings switched under it.
         from tokenizers import Tokenizer  # noqa: PLC0415
 
-        spec = self._model.tokenizer.backend_tokenizer.to_str()
+        wrapper = self._model.tokenizer
+        spec = wrapper.backend_tokenizer.to_str()
         self._counter = Tokenizer.from_str(spec)
         self._counter.no_truncation()
         self._counter.no_padding()
+        # Truncated where the model's position embeddings end, whatever the configured length
+        # says (a model without one reports transformers' "no limit", about 1e30).
+        config = getattr(getattr(self._model[0], "auto_model", None), "config", None)
+        positions = int(getattr(config, "max_position_embeddings", None) or 512)
         self._batcher = Tokenizer.from_str(spec)
-        self._batcher.enable_truncation(self._model.max_seq_length or 512)
+        self._batcher.enable_truncation(min(self._model.max_seq_length or positions, positions))
         # bf16: lengths padded to a multiple of 32 (masked), so oneDNN keeps a few kernels.
-        self._batcher.enable_padding(pad_to_multiple_of=32 if precision == "bf16" else None)
+        self._batcher.enable_padding(
+            pad_id=wrapper.pad_token_id or 0,
+            pad_token=wrapper.pad_token or "[PAD]",
+            pad_to_multiple_of=32 if precision == "bf16" else None,
+        )
+        # The inputs this model takes (no token types for RoBERTa-like models).
+        self._features = [(n, f) for n, f in _FEATURES if n in wrapper.model_input_names]
         self._lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int:
@@ -171,7 +182,7 @@ class SentenceTransformerEmbedder(Embedder):
                 name: torch.from_numpy(
                     np.array([getattr(e, field) for e in encodings], dtype=np.int64)
                 ).to(device)
-                for name, field in _FEATURES
+                for name, field in self._features
             }
             autocast = (
                 torch.autocast(device.type, dtype=torch.bfloat16)
