@@ -27,8 +27,8 @@ class Freshness:
     # similarity instead; None: as `duplicate_similarity`.
     view_duplicate_similarity: float | None = 0.8
     # A query that quotes a chunk (a sentence, an error message): its score grows by up to this
-    # share with the query's word trigrams found in the chunk's text; for queries of 5 words
-    # or more, over the engine's best `phrase_window` candidates (lore's pool is 58).
+    # share with the query's word trigrams found in the chunk's headings and text; for queries
+    # of 5 words or more, over the engine's best `phrase_window` candidates (lore's pool is 58).
     phrase_boost: float = 0.0
     phrase_window: int = 64
     # A query that names a section (it holds every word trigram of a chunk's own heading, of
@@ -146,8 +146,8 @@ def collapse_duplicates(
 def phrase_overlap(
     query: str, hits: list[Hit], window: int, cache: Shingles | None = None
 ) -> list[float]:
-    """For each of the first `window` hits, the share of the query's word trigrams its text
-    contains (0 for the rest, and for queries of fewer than 5 words)."""
+    """For each of the first `window` hits, the share of the query's word trigrams its headings
+    and text contain (0 for the rest, and for queries of fewer than 5 words)."""
     grams = _shingles(query)
     if len(grams) < 3:
         return [0.0] * len(hits)
