@@ -126,7 +126,6 @@ def breakdown(embedder: object, texts: list[str], batch: int, device: str) -> No
     """Where a pass's time goes at one batch size: tokenizing (transformers' tokenizer call, as
     lore did before, and the Rust tokenizer lore calls now), the model on the device (inputs
     already there), and turning the vectors into Python lists."""
-    import numpy as np  # noqa: PLC0415
     import torch  # noqa: PLC0415
 
     model = embedder._model  # type: ignore[attr-defined]
@@ -139,15 +138,17 @@ def breakdown(embedder: object, texts: list[str], batch: int, device: str) -> No
         )
     transformers_call = time.perf_counter() - start
     start = time.perf_counter()
-    features = []
-    for b in batches:
-        encodings = embedder._batcher.encode_batch(b)  # type: ignore[attr-defined]
-        features.append(
-            {
-                name: torch.from_numpy(np.array([getattr(e, f) for e in encodings]))
-                for name, f in _embed_module()._FEATURES
-            }
-        )
+    token_arrays = _embed_module().token_arrays
+    features = [
+        {
+            name: torch.from_numpy(array)
+            for name, array in token_arrays(
+                embedder._batcher.encode_batch(b),  # type: ignore[attr-defined]
+                embedder._features,  # type: ignore[attr-defined]
+            ).items()
+        }
+        for b in batches
+    ]
     rust = time.perf_counter() - start
     features = [{k: v.to(device) for k, v in f.items()} for f in features]
     torch.cuda.synchronize() if device.startswith("cuda") else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -163,9 +164,6 @@ class SentenceTransformerEmbedder(Embedder):
         return len(self._counter.encode(text, add_special_tokens=False).ids)
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        import contextlib  # noqa: PLC0415
-
-        import numpy as np  # noqa: PLC0415
         import torch  # noqa: PLC0415 - loaded by sentence-transformers already
 
         count = len(texts)
@@ -177,13 +175,8 @@ class SentenceTransformerEmbedder(Embedder):
             batch += [texts[-1]] * ((1 << (count - 1).bit_length()) - count)
         device = self._model.device
         with self._lock:
-            encodings = self._batcher.encode_batch(batch)
-            features = {
-                name: torch.from_numpy(
-                    np.array([getattr(e, field) for e in encodings], dtype=np.int64)
-                ).to(device)
-                for name, field in self._features
-            }
+            arrays = token_arrays(self._batcher.encode_batch(batch), self._features)
+            features = {name: torch.from_numpy(a).to(device) for name, a in arrays.items()}
             autocast = (
                 torch.autocast(device.type, dtype=torch.bfloat16)
                 if self._precision == "bf16"
@@ -197,6 +190,7 @@ class SentenceTransformerEmbedder(Embedder):
         return vectors
 
 
+# A BERT model's inputs and the fields of a `tokenizers` encoding that hold them.
 _FEATURES = (
     ("input_ids", "ids"),
     ("attention_mask", "attention_mask"),
@@ -204,7 +198,17 @@ _FEATURES = (
 )
 
 
-_ONNX_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+def token_arrays(encodings: Sequence[Any], features: Sequence[tuple[str, str]] = _FEATURES) -> Any:
+    """A padded batch of `tokenizers` encodings as the model's inputs: int64 arrays by name."""
+    import numpy as np  # noqa: PLC0415
+
+    return {
+        name: np.array([getattr(e, field) for e in encodings], dtype=np.int64)
+        for name, field in features
+    }
+
+
+_ONNX_INPUTS = tuple(name for name, _ in _FEATURES)
 
 
 def export_onnx(model_path: Path, out_dir: Path, quantize: bool = True) -> Path:
@@ -389,8 +393,6 @@ class OnnxEmbedder(Embedder):
         return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        import numpy as np  # noqa: PLC0415
-
         # int8 activations are quantized per call over the whole batch, so a text's vector would
         # depend on its batch (cosine 0.993 alone vs batched): one text per call keeps it exact.
         if self._quantized:
@@ -400,12 +402,7 @@ class OnnxEmbedder(Embedder):
             groups = [list(texts[i : i + size]) for i in range(0, len(texts), size)]
 
         def run(group: list[str]) -> Any:
-            encodings = self._tokenizer.encode_batch(group)
-            feed = {
-                "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-                "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-                "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-            }
+            feed = token_arrays(self._tokenizer.encode_batch(group))
             return self._session.run(["embedding"], feed)[0]
 
         outputs = [run(groups[0])] if len(groups) == 1 else list(self._pool.map(run, groups))

@@ -265,7 +265,7 @@ class PhaseIngestor:
         for chunk in chunks:
             for scope in _members(chunk.scope or ""):
                 shown[scope].add(chunk.content_hash)
-                words[scope].update(parts.get(scope) or _words(chunk.text))
+                words[scope].update(parts[scope] if scope in parts else _words(chunk.text))
         held: dict[str, set[str]] = defaultdict(set)
         for old in others:
             for scope in _members(old.scope or ""):
