@@ -55,10 +55,10 @@ async def load(base: str, key: str, calls: list[Call], clients: int, seconds: fl
                 else:
                     errors[outcome] = errors.get(outcome, 0) + 1
 
-        began = time.monotonic()
+        began, cpu = time.monotonic(), time.process_time()
         await asyncio.gather(*(agent(n) for n in range(clients)))
-        took = time.monotonic() - began
-    return {"latencies": latencies, "errors": errors, "seconds": took}
+        took, cpu = time.monotonic() - began, time.process_time() - cpu
+    return {"latencies": latencies, "errors": errors, "seconds": took, "client_cpu": cpu}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -69,10 +69,12 @@ def cpu_seconds(pid: int) -> float:
 def report(name: str, run: dict, cpu: float) -> None:
     lat = run["latencies"]
     rate = len(lat) / run["seconds"]
+    answers = max(1, len(lat))
     print(
         f"{name}: {rate:.1f} answers/s; p50 {percentile(lat, 50) * 1000:.1f} ms, "
         f"p95 {percentile(lat, 95) * 1000:.1f} ms, p99 {percentile(lat, 99) * 1000:.1f} ms; "
-        f"errors {run['errors'] or 0}; server CPU {cpu / max(1, len(lat)) * 1000:.1f} ms/answer"
+        f"errors {run['errors'] or 0}; server CPU {cpu / answers * 1000:.1f} ms/answer, "
+        f"client CPU {run['client_cpu'] / answers * 1000:.1f} ms/answer"
     )
 
 

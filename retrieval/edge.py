@@ -48,6 +48,11 @@ INDEXED_FIELDS = (
 FLOAT_FIELDS = ("fetched_ts",)
 _DBSF: Any = qe.Fusion.Dbsf()  # the stub types the query as `Fusion`, the engine takes this
 _SCROLL_PAGE = 1024
+# A shard's searches run on the calling thread. With a pool (the default: one thread per CPU)
+# the caller waits for the pool's threads while it holds Python's interpreter lock, and on a
+# busy 2-core server that wait grew a 2.9 ms search to 5-6 ms of the lock held
+# (docs/serving.md). lore's shards have one segment, which one thread searches alone.
+SEARCH_THREADS = 1
 
 
 def _condition(key: str, values: tuple[str, ...]) -> qe.FieldCondition:
@@ -73,12 +78,13 @@ def open_shard(
     float_fields: Sequence[str],
     what: str,
 ) -> qe.EdgeShard:
-    """The Qdrant Edge shard in `path` (made with `config` if new) with these payload indexes
-    (idempotent: also adds the indexes a shard made by an older lore lacks)."""
+    """The Qdrant Edge shard in `path` (made with `config` if new, else checked against it)
+    with these payload indexes (idempotent: also adds the indexes a shard made by an older
+    lore lacks)."""
     path.mkdir(parents=True, exist_ok=True)
     try:
         if (path / "edge_config.json").exists():
-            shard = qe.EdgeShard.load(str(path))
+            shard = qe.EdgeShard.load(str(path), config)
         else:
             shard = qe.EdgeShard.create(str(path), config)
         for name in keyword_fields:
@@ -108,6 +114,7 @@ class EdgeStore:
         config = qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            max_search_threads=SEARCH_THREADS,
         )
         self._shard = open_shard(path, config, INDEXED_FIELDS, FLOAT_FIELDS, "vector store")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import qdrant_edge as qe
 
-from retrieval.edge import open_shard
+from retrieval.edge import SEARCH_THREADS, open_shard
 from retrieval.skills.types import Nearest, Skill
 
 GOAL = "goal"
@@ -28,7 +28,8 @@ class EdgeSkillIndex:
         self._path = path
         self._lock = threading.RLock()
         config = qe.EdgeConfig(
-            vectors={GOAL: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)}
+            vectors={GOAL: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+            max_search_threads=SEARCH_THREADS,
         )
         self._shard = open_shard(path, config, KEYWORD_FIELDS, FLOAT_FIELDS, "skills store")
 
