@@ -3,6 +3,7 @@ history and tenant isolation through the HTTP API."""
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -18,7 +19,7 @@ from api import Lore, create_app
 from api.auth import Authenticator
 from ingest import HashEmbedder, SourceDocument
 from retrieval import Chunk, ChunkFilter, Hit
-from retrieval.ranking import Freshness, collapse_duplicates, rerank
+from retrieval.ranking import Freshness, collapse_duplicates, rerank, word_trigrams
 from tests.conftest import make_settings
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
@@ -336,3 +337,18 @@ def test_the_best_k_are_a_prefix_of_the_best_k_plus_more(
     for k in (1, 2, 3, 5, 10, 20):
         top = [h.chunk.id for h in small_index.search(query, flt, k, mode)]  # type: ignore[arg-type]
         assert top == deepest[:k], (query, mode, k)
+
+
+@given(
+    st.text(
+        alphabet=string.printable + "éüßİǅ２３ｆ—’“”\u00a0\u2028\u3000日本語、。_-", max_size=80
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_word_trigrams_are_the_regex_words_whatever_the_text(text: str) -> None:
+    """The fast path (ASCII bytes split on a translated table) keeps `\\w+`'s words."""
+    words = re.findall(r"\w+", text.lower())
+    expected = (
+        set(zip(words, words[1:], words[2:], strict=False)) if len(words) >= 3 else {tuple(words)}
+    )
+    assert word_trigrams(text) == expected
