@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -67,9 +68,11 @@ from retrieval import (
     Schedule,
     SearchMode,
     SearchQuery,
+    StoreProcess,
     Tenant,
     VectorStore,
     check_metadata,
+    ranked_search,
     utcnow,
 )
 from retrieval.ranking import (
@@ -345,8 +348,12 @@ class Lore:
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
         store: VectorStore | None = None,
+        store_process: bool = False,
+        store_connections: int = 3,
     ) -> None:
-        """`store`: another process's store (the job process writes through the API's)."""
+        """`store`: another process's store (the job process writes through the API's).
+        `store_process`: the embedded store in a process of its own (`lore serve`), called
+        over `store_connections` connections; the job process makes one of its own."""
         self.settings = settings
         # The tenant this instance acts for; a request's copy carries its key's tenant and
         # allowedDomains (None: the operator's own instance, every domain).
@@ -356,9 +363,24 @@ class Lore:
         self.reranker = reranker or make_reranker(settings)
         self.embedder = embedder or make_embedder(settings)
         self.catalog = Catalog(settings.catalog_url)
+        self.store_process: StoreProcess | None = None
         try:
+            if store is None and store_process and not settings.qdrant.url:
+                search = settings.search
+                self.store_process = StoreProcess(
+                    partial(
+                        EdgeStore,
+                        settings.vectors_path,
+                        self.embedder.dim,
+                        search.fusion,
+                        search.rrf_k,
+                    )
+                )
+                store = self.store_process.address.store(store_connections)
             self.store = store or make_store(settings, self.embedder.dim)
         except Exception:
+            if self.store_process is not None:
+                self.store_process.stop()
             self.catalog.close()
             raise
         self.indexer = Indexer(
@@ -442,6 +464,8 @@ class Lore:
         if (skills := self._skills.made) is not None:
             skills.close()
         self.store.close()
+        if self.store_process is not None:
+            self.store_process.stop()
         self.catalog.close()
 
     # ingestion --------------------------------------------------------------------------------
@@ -752,13 +776,16 @@ class Lore:
         limit = candidate_pool(self.settings.max_k, k)
         if self.reranker is not None:
             limit = max(limit, self.settings.search.rerank_candidates)
+        query = SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
+        if self.reranker is None:
+            with tracer.start_as_current_span(
+                "search", attributes={"lore.mode": mode, "lore.k": k}
+            ):
+                return ranked_search(self.store, query, self.freshness, k)
         with tracer.start_as_current_span("search", attributes={"lore.mode": mode, "lore.k": k}):
-            candidates = self.store.search(
-                SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
-            )
-        if self.reranker is not None:
-            with tracer.start_as_current_span("rerank", attributes={"lore.pool": len(candidates)}):
-                candidates = self.reranker.rerank(text, candidates)
+            candidates = self.store.search(query)
+        with tracer.start_as_current_span("rerank", attributes={"lore.pool": len(candidates)}):
+            candidates = self.reranker.rerank(text, candidates)
         return rerank(candidates, self.freshness, k, query=text)
 
     def resolve(

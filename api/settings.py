@@ -355,6 +355,12 @@ class Settings(BaseSettings):
         description="lore serve runs jobs (crawling, extraction, embedding) in a process of "
         "their own below the API's priority; false: on the API's event loop.",
     )
+    store_process: bool = Field(
+        True,
+        description="lore serve keeps the embedded vector store in a process of its own, which "
+        "its API and job processes call (a shard's search holds the interpreter lock of the "
+        "process that runs it); false: in the API process.",
+    )
     job_claim_ttl_s: float = Field(
         30.0,
         gt=1,

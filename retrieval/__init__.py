@@ -22,7 +22,13 @@ from retrieval.catalog import (
 from retrieval.edge import EdgeStore
 from retrieval.errors import NotFoundError, RerankerError, RetrievalError, StoreUnavailableError
 from retrieval.ids import bytes_hash, chunk_id, content_hash, document_id
-from retrieval.remote import RemoteStore, StoreServer
+from retrieval.remote import (
+    RemoteStore,
+    StoreAddress,
+    StoreProcess,
+    StoreServer,
+    ranked_search,
+)
 from retrieval.rerank import CrossEncoderReranker, Reranker
 from retrieval.store import VectorStore
 from retrieval.types import (
@@ -67,6 +73,8 @@ __all__ = [
     "SearchQuery",
     "SiteModel",
     "SkillStat",
+    "StoreAddress",
+    "StoreProcess",
     "StoreServer",
     "StoreUnavailableError",
     "Tenant",
@@ -76,6 +84,7 @@ __all__ = [
     "chunk_id",
     "content_hash",
     "document_id",
+    "ranked_search",
     "search_text",
     "utcnow",
 ]

@@ -1,20 +1,38 @@
 """A vector store used from another process: `RemoteStore` forwards every call over a
-connection (a `multiprocessing` pipe) to `StoreServer`, a thread in the process that owns the
-store. Qdrant Edge opens a shard from one process only, so lore's job process (crawling,
-extraction, embedding, below the API's priority) writes through the API process, which owns it.
+connection (a `multiprocessing` pipe or socket) to `StoreServer`, a thread in the process that
+owns the store. Qdrant Edge opens a shard from one process only, so lore's job process
+(crawling, extraction, embedding, below the API's priority) writes through the process that
+owns it.
 
-Calls are serialised on the connection; an exception raised by the store is raised again in
-the caller; a connection that breaks is `StoreUnavailableError`."""
+`StoreProcess` is such an owner with nothing else to do: the store in a process of its own,
+serving every connection made to it. `lore serve` keeps its shard there because a shard's
+search holds the interpreter lock of the process that calls it (2.6 ms of every answer): in
+the API process it took turns with HTTP, ranking and the embedding's Python, and one process
+answered at most ~130 times a second on two cores (docs/serving.md).
+
+Calls are serialised on each connection (a `RemoteStore` with several takes a free one); an
+exception raised by the store is raised again in the caller; a connection that breaks is
+`StoreUnavailableError`."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing
+import os
+import queue
+import shutil
+import signal
+import tempfile
 import threading
-from collections.abc import Sequence
-from multiprocessing.connection import Connection
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Client, Connection, Listener, wait
 from typing import Any
 
 from retrieval.errors import StoreUnavailableError
+from retrieval.ranking import Freshness, rerank
 from retrieval.store import VectorStore
 from retrieval.types import Chunk, ChunkFilter, Hit, SearchQuery
 
@@ -25,25 +43,76 @@ _METHODS = frozenset(
 )
 
 
-class RemoteStore:
-    """The `VectorStore` of another process, over `connection`."""
+def ranked_search(store: VectorStore, query: SearchQuery, policy: Freshness, k: int) -> list[Hit]:
+    """The engine's candidates for `query` re-ranked by `policy` (freshness, the phrase and
+    section boosts, the duplicate collapse), the best `k`. With a `RemoteStore` the ranking
+    runs in the store's process: k hits cross the connection instead of the whole pool
+    (pickling ~58 chunks there and back cost 1 ms of an answer)."""
+    if isinstance(store, RemoteStore):
+        return store.ranked(query, policy, k)
+    return rerank(store.search(query), policy, k, query=query.text)
 
-    def __init__(self, connection: Connection) -> None:
-        self._connection = connection
+
+def _ask(connection: Connection, method: str, args: tuple[Any, ...]) -> tuple[bool, Any]:
+    connection.send((method, args))
+    answer: tuple[bool, Any] = connection.recv()
+    return answer
+
+
+class RemoteStore:
+    """The `VectorStore` of another process, over `connections` (as many calls at once as
+    there are connections; a caller waits for a free one). With `reconnect`, a connection
+    that broke is made again and the call asked once more (the owner was started again)."""
+
+    def __init__(
+        self, *connections: Connection, reconnect: Callable[[], Connection] | None = None
+    ) -> None:
+        if not connections:
+            raise ValueError("a RemoteStore needs at least one connection")
+        self._reconnect = reconnect
         self._lock = threading.Lock()
+        self._connections = set(connections)
+        self._free: queue.SimpleQueue[Connection] = queue.SimpleQueue()
+        for connection in connections:
+            self._free.put(connection)
 
     def _call(self, method: str, *args: Any) -> Any:
-        with self._lock:
+        connection = self._free.get()
+        try:
             try:
-                self._connection.send((method, args))
-                ok, value = self._connection.recv()
-            except (EOFError, OSError) as exc:
-                raise StoreUnavailableError(
-                    f"the process that owns the store is gone ({exc or type(exc).__name__})"
-                ) from exc
+                ok, value = _ask(connection, method, args)
+            except (EOFError, OSError):
+                if self._reconnect is None:
+                    raise
+                # Started again since: ask the new process (every store call is idempotent:
+                # an upsert or a delete that reached the old one does the same again).
+                connection = self._replace(connection)
+                ok, value = _ask(connection, method, args)
+        except (EOFError, OSError) as exc:
+            connection = self._replace(connection)
+            raise StoreUnavailableError(
+                f"the process that owns the store is gone ({exc or type(exc).__name__})"
+            ) from exc
+        finally:
+            self._free.put(connection)
         if not ok:
             raise value
         return value
+
+    def _replace(self, broken: Connection) -> Connection:
+        """A new connection in place of `broken` (itself, closed, while none can be made: the
+        next call tries again)."""
+        broken.close()
+        if self._reconnect is None:
+            return broken
+        try:
+            fresh = self._reconnect()
+        except StoreUnavailableError:
+            return broken
+        with self._lock:
+            self._connections.discard(broken)
+            self._connections.add(fresh)
+        return fresh
 
     def upsert(self, chunks: Sequence[Chunk]) -> None:
         self._call("upsert", list(chunks))
@@ -73,9 +142,41 @@ class RemoteStore:
         result: list[Hit] = self._call("search", query)
         return result
 
+    def ranked(self, query: SearchQuery, policy: Freshness, k: int) -> list[Hit]:
+        """`ranked_search` in the store's process."""
+        result: list[Hit] = self._call("ranked", query, policy, k)
+        return result
+
     def close(self) -> None:
-        """The owner closes the store; this only lets go of the connection."""
-        self._connection.close()
+        """The owner closes the store; this only lets go of the connections."""
+        with self._lock:
+            for connection in self._connections:
+                connection.close()
+
+
+def _serve_one(store: VectorStore, connection: Connection) -> bool:
+    """Read one call from `connection`, answer it; False when the connection is gone."""
+    try:
+        method, args = connection.recv()
+    except (EOFError, OSError):
+        return False
+    try:
+        if method == "ranked":
+            reply: tuple[bool, Any] = (True, ranked_search(store, *args))
+        elif method not in _METHODS:
+            raise ValueError(f"not a store method: {method!r}")
+        else:
+            reply = (True, getattr(store, method)(*args))
+    except Exception as exc:  # sent back and raised in the caller
+        reply = (False, exc)
+    try:
+        connection.send(reply)
+    except (OSError, ValueError):
+        return False
+    except Exception as exc:  # an exception that does not pickle
+        log.warning("store call %s: cannot send the answer back: %s", method, exc)
+        connection.send((False, StoreUnavailableError(f"{method} failed: {exc}")))
+    return True
 
 
 class StoreServer(threading.Thread):
@@ -87,21 +188,178 @@ class StoreServer(threading.Thread):
         self._connection = connection
 
     def run(self) -> None:
+        while _serve_one(self._store, self._connection):
+            pass
+
+
+STORE_START_S = 120.0  # opening a large shard reads its segments
+RESTART_MAX_S = 60.0  # the longest wait before starting a store process that keeps dying
+
+
+@dataclass(frozen=True)
+class StoreAddress:
+    """Where a store process listens (a Unix socket in a private directory) and its key:
+    what another process needs to call it."""
+
+    path: str
+    authkey: bytes
+
+    def connect(self) -> Connection:
+        try:
+            return Client(self.path, "AF_UNIX", authkey=self.authkey)
+        except OSError as exc:
+            raise StoreUnavailableError(f"cannot reach the store process: {exc}") from exc
+
+    def store(self, connections: int = 1) -> RemoteStore:
+        """A `RemoteStore` over `connections` connections, made again when they break."""
+        made = [self.connect() for _ in range(connections)]
+        return RemoteStore(*made, reconnect=self.connect)
+
+
+class StoreProcess:
+    """The store that `factory` opens, in a process of its own that serves every connection
+    made to `address`. Started by the constructor: raises `StoreUnavailableError` with the
+    child's reason when the store cannot be opened (another process holds it). A process that
+    dies is started again (at once, then after up to RESTART_MAX_S while it keeps dying);
+    `RemoteStore`s made by `address.store` reconnect. `stop` closes the store (flushed) and
+    ends it; a child whose parent died does the same."""
+
+    def __init__(self, factory: Callable[[], VectorStore], name: str = "lore-store") -> None:
+        self._factory = factory
+        self._name = name
+        self._directory = tempfile.mkdtemp(prefix="lore-store-")
+        self.address = StoreAddress(os.path.join(self._directory, "socket"), os.urandom(32))
+        self._context = multiprocessing.get_context("spawn")
+        self._stopping = threading.Event()
+        self.restarts = 0
+        try:
+            self._start()
+        except BaseException:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            raise
+        threading.Thread(target=self._watch, name=f"{name}-watch", daemon=True).start()
+
+    def _start(self) -> None:
+        control, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve_store,
+            args=(self._factory, self.address, child),
+            name=self._name,
+            daemon=True,
+        )
+        process.start()
+        child.close()  # the child holds it now: its death closes the pipe here
+        try:
+            if not control.poll(STORE_START_S):
+                raise StoreUnavailableError(f"the store did not open within {STORE_START_S} s")
+            state, message = control.recv()
+            if state != "ready":
+                raise StoreUnavailableError(message)
+        except EOFError:
+            process.join(5)
+            raise StoreUnavailableError(
+                f"the store process exited while opening the store (code {process.exitcode})"
+            ) from None
+        except BaseException:
+            _end(process, control, 5.0)
+            raise
+        self._process, self._control = process, control
+
+    def _watch(self) -> None:
+        delay = 0.0
+        while True:
+            process, started = self._process, time.monotonic()
+            process.join()
+            if self._stopping.is_set():
+                return
+            if time.monotonic() - started > RESTART_MAX_S:  # it ran a while: not a crash loop
+                delay = 0.0
+            log.error(
+                "store process %s died (exit code %s); starting it again in %.0f s",
+                process.pid,
+                process.exitcode,
+                delay,
+            )
+            if self._stopping.wait(delay):
+                return
+            try:
+                self._start()
+                self.restarts += 1
+            except Exception:  # e.g. out of memory: try again later
+                log.exception("the store process could not be started")
+            delay = min(max(1.0, delay * 2), RESTART_MAX_S)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def alive(self) -> bool:
+        return self._process.is_alive()
+
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Close the store and end the process (killed after `timeout_s`)."""
+        self._stopping.set()
+        _end(self._process, self._control, timeout_s)
+        shutil.rmtree(self._directory, ignore_errors=True)
+
+
+def _end(process: multiprocessing.process.BaseProcess, control: Connection, wait_s: float) -> None:
+    with contextlib.suppress(OSError):
+        control.send("stop")
+    process.join(wait_s)
+    if process.is_alive():
+        log.warning("the store process did not stop within %.0f s: killed", wait_s)
+        process.kill()
+        process.join(5)
+    control.close()
+
+
+def _serve_store(
+    factory: Callable[[], VectorStore], address: StoreAddress, control: Connection
+) -> None:
+    """The store process: open the store, serve each connection on a thread of its own until
+    the parent says stop (or is gone), then close the store."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the parent decides
+    try:
+        store = factory()
+    except Exception as exc:
+        control.send(("failed", str(exc)))
+        return
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(address.path)  # left by a process that died
+    listener = Listener(address.path, "AF_UNIX", authkey=address.authkey)
+    os.chmod(address.path, 0o600)
+    arrived: queue.SimpleQueue[Connection] = queue.SimpleQueue()
+    wake_read, wake_write = os.pipe()
+
+    def accept() -> None:
         while True:
             try:
-                method, args = self._connection.recv()
-            except (EOFError, OSError):
+                arrived.put(listener.accept())
+            except OSError:  # closed: stopping
                 return
-            try:
-                if method not in _METHODS:
-                    raise ValueError(f"not a store method: {method!r}")
-                reply: tuple[bool, Any] = (True, getattr(self._store, method)(*args))
-            except Exception as exc:  # sent back and raised in the caller
-                reply = (False, exc)
-            try:
-                self._connection.send(reply)
-            except (OSError, ValueError):
-                return
-            except Exception as exc:  # an exception that does not pickle
-                log.warning("store call %s: cannot send the answer back: %s", method, exc)
-                self._connection.send((False, StoreUnavailableError(f"{method} failed: {exc}")))
+            except Exception as exc:  # a client with the wrong key
+                log.warning("store process: refused a connection: %s", exc)
+                continue
+            os.write(wake_write, b"!")
+
+    threading.Thread(target=accept, name="lore-store-accept", daemon=True).start()
+    control.send(("ready", None))
+    # One thread answers every connection in turn: the store's calls hold the interpreter lock
+    # (a thread per connection only passed it around, 5-10 % of the process's time).
+    connections: list[Connection] = []
+    serving = True
+    while serving:
+        for ready in wait([control, wake_read, *connections]):
+            if ready is control:  # a stop, or the parent is gone
+                serving = False
+                break
+            if ready == wake_read:
+                os.read(wake_read, 512)
+                while not arrived.empty():
+                    connections.append(arrived.get())
+            elif not _serve_one(store, ready):  # type: ignore[arg-type]
+                connections.remove(ready)  # type: ignore[arg-type]
+                ready.close()  # type: ignore[union-attr]
+    listener.close()
+    store.close()

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import os
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
+import psutil
 import pytest
 
 from ingest import Embedder
@@ -22,6 +27,7 @@ from retrieval import (
     QdrantStore,
     RemoteStore,
     SearchQuery,
+    StoreProcess,
     StoreServer,
     StoreUnavailableError,
     VectorStore,
@@ -91,12 +97,12 @@ def corpus(embedder: Embedder) -> list[Chunk]:
     return chunks
 
 
-@pytest.fixture(params=["edge", "qdrant-client", "qdrant-rest", "remote"])
+@pytest.fixture(params=["edge", "qdrant-client", "qdrant-rest", "remote", "store-process"])
 def store(
     request: pytest.FixtureRequest, tmp_path: Path, real_embedder: Embedder
 ) -> Iterator[VectorStore]:
     made: VectorStore
-    owner: VectorStore | None = None
+    owner: VectorStore | StoreProcess | None = None
     if request.param == "edge":
         made = EdgeStore(tmp_path / "vectors", real_embedder.dim)
     elif request.param == "qdrant-client":
@@ -105,15 +111,20 @@ def store(
         server = request.getfixturevalue("qdrant_url")
         collection = f"conformance_{uuid.uuid4().hex[:8]}"
         made = QdrantStore(real_embedder.dim, url=server, collection=collection)
-    else:  # the job process's view of the API's shard: every call over a real pipe
+    elif request.param == "remote":  # the job process's view of the API's shard: a real pipe
         owner = EdgeStore(tmp_path / "vectors", real_embedder.dim)
         near, far = multiprocessing.Pipe()
         StoreServer(owner, far).start()
         made = RemoteStore(near)
+    else:  # `lore serve`'s: the shard in a process of its own, over its socket
+        owner = StoreProcess(partial(EdgeStore, tmp_path / "vectors", real_embedder.dim))
+        made = owner.address.store(2)
     made.upsert(corpus(real_embedder))
     yield made
     made.close()
-    if owner is not None:
+    if isinstance(owner, StoreProcess):
+        owner.stop()
+    elif owner is not None:
         owner.close()
 
 
@@ -138,6 +149,56 @@ def test_a_remote_store_raises_the_owners_errors_and_reports_a_lost_owner(
     gone.close()  # the owner's end, as when its process died
     with pytest.raises(StoreUnavailableError, match="owns the store is gone"):
         RemoteStore(orphan).count(ChunkFilter())
+
+
+def test_a_store_process_says_why_it_cannot_open_the_store(tmp_path: Path) -> None:
+    first = StoreProcess(partial(EdgeStore, tmp_path / "vectors", 4))
+    try:
+        with pytest.raises(StoreUnavailableError, match="cannot open the vector store"):
+            StoreProcess(partial(EdgeStore, tmp_path / "vectors", 4))  # the first one holds it
+        assert first.alive()
+    finally:
+        first.stop()
+
+
+def dead(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # not reaped yet
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_a_killed_store_process_is_started_again_and_keeps_what_was_written(
+    tmp_path: Path, real_embedder: Embedder
+) -> None:
+    chunks = corpus(real_embedder)
+    owner = StoreProcess(partial(EdgeStore, tmp_path / "vectors", real_embedder.dim))
+    remote = owner.address.store(2)
+    try:
+        remote.upsert(chunks)
+        first = owner.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        while not dead(first):  # and not yet started again: that takes a second or more
+            time.sleep(0.01)
+        everything = ChunkFilter(include_superseded=True, include_flagged=True)
+        with pytest.raises(StoreUnavailableError, match="owns the store is gone"):
+            remote.count(everything)
+        deadline = time.monotonic() + 60
+        while not (owner.restarts and owner.alive()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert owner.pid != first and owner.alive()
+        for _ in range(4):  # both connections, the broken one made again
+            assert remote.count(everything) == len(chunks)
+    finally:
+        remote.close()
+        owner.stop()
+    assert not owner.alive()
+    reopened = EdgeStore(tmp_path / "vectors", real_embedder.dim)  # closed: free to open
+    try:
+        assert reopened.count(everything) == len(chunks)
+    finally:
+        reopened.close()
 
 
 @pytest.fixture

@@ -4,8 +4,9 @@ Crawling, extraction and embedding are CPU work in Python: on the API's event lo
 threads, which share the interpreter lock) they made `/agent/context` 4.9x slower at p95
 while a crawl ran (benchmarks/agent_latency_under_crawl.py). The job process runs them with
 its own interpreter at a lower OS priority (`nice`), so the agent's requests come first on a
-busy machine. It opens the catalog itself; the vector store it writes through the API process
-(`retrieval.RemoteStore`), since a Qdrant Edge shard is opened by one process.
+busy machine. It opens the catalog itself; the vector store it writes through the process that
+owns it (`retrieval.RemoteStore`), since a Qdrant Edge shard is opened by one process: the
+store process (`retrieval.StoreProcess`, `lore serve`'s default) or else the API process.
 
 Stopping (SIGTERM, Ctrl-C to `lore serve`): the job process is asked to stop, its running jobs
 are cancelled and released (they stay `running`, their unfinished pages `pending`, and the next
@@ -33,7 +34,7 @@ from api.memory import MemoryTrimmer, few_malloc_arenas
 from api.observe import configure_logging, configure_tracing
 from api.service import Lore
 from api.settings import Settings
-from retrieval import RemoteStore, StoreServer
+from retrieval import RemoteStore, StoreAddress, StoreServer
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,14 @@ class JobProcess:
         self.restarts = 0
 
     def _spawn(self) -> None:
-        self._store_pipe, child_store = self._context.Pipe()
+        owner = self._lore.store_process
+        child_store: Connection | StoreAddress
+        self._store_pipe, far = self._context.Pipe()
+        if owner is not None:  # the job process calls the store process itself
+            child_store, self._server = owner.address, None
+            far.close()
+        else:  # it calls this process, which serves it the store
+            child_store, self._server = far, StoreServer(self._lore.store, self._store_pipe)
         self._control, child_control = self._context.Pipe()
         self._process = self._context.Process(
             target=_main,
@@ -64,11 +72,11 @@ class JobProcess:
             name="lore-jobs",
             daemon=True,
         )
-        self._server = StoreServer(self._lore.store, self._store_pipe)
         self._process.start()
-        for end in (child_store, child_control):
-            end.close()  # the child holds them now: its death closes the pipes here
-        self._server.start()
+        child_control.close()  # the child holds it now: its death closes the pipe here
+        if self._server is not None:
+            far.close()
+            self._server.start()
         log.info("job process %s started (nice +%d)", self._process.pid, NICENESS)
 
     @property
@@ -142,8 +150,14 @@ def _log_level() -> int:
     return logging.getLogger().getEffectiveLevel()
 
 
-def _main(settings: dict[str, Any], store: Connection, control: Connection, log_level: int) -> None:
-    """The job process: a `JobWorker` over a `Lore` whose store is the parent's."""
+def _main(
+    settings: dict[str, Any],
+    store: Connection | StoreAddress,
+    control: Connection,
+    log_level: int,
+) -> None:
+    """The job process: a `JobWorker` over a `Lore` whose store is the parent's, or the store
+    process's at `store`."""
     # Ctrl-C reaches the whole process group: the parent decides when the jobs stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
@@ -152,7 +166,8 @@ def _main(settings: dict[str, Any], store: Connection, control: Connection, log_
     config = Settings(**settings)
     configure_logging(log_level, config.log_format, "jobs")
     stop_tracing = configure_tracing(config.tracing, "jobs")
-    lore = Lore(config, store=RemoteStore(store))
+    remote = RemoteStore(store) if isinstance(store, Connection) else store.store()
+    lore = Lore(config, store=remote)
     try:
         asyncio.run(_serve(lore, control, stop_tracing))  # ends the process itself when it stops
     finally:  # reached only when it failed first
