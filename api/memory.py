@@ -65,3 +65,10 @@ class MemoryTrimmer:
     def _run(self) -> None:
         while not self._stop.wait(self._interval_s):
             give_back_freed_memory()
+
+
+def lean_child() -> None:
+    """What lore's child processes (jobs, the store) do first: two malloc arenas, and freed
+    memory given back every 2 s."""
+    few_malloc_arenas()
+    MemoryTrimmer().start()

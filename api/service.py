@@ -19,6 +19,7 @@ import anyio.to_thread
 from opentelemetry import trace
 
 from api.auth import check_url, domain_allowed
+from api.memory import lean_child
 from api.observe import SkillTally
 from api.settings import Settings
 from crawl import (
@@ -374,7 +375,8 @@ class Lore:
                         self.embedder.dim,
                         search.fusion,
                         search.rrf_k,
-                    )
+                    ),
+                    setup=lean_child,
                 )
                 store = self.store_process.address.store(store_connections)
             self.store = store or make_store(settings, self.embedder.dim)

@@ -106,23 +106,29 @@ class Memory(threading.Thread):
         self.peak = 0
         self.peak_root = 0
         self.peak_children = 0
+        self.peak_each: dict[int, int] = {}  # each child's own peak, by process id
         self.stop = threading.Event()
 
     def run(self) -> None:
         while not self.stop.wait(0.2):
             try:
                 root = self.root.memory_info().rss
-                children = sum(p.memory_info().rss for p in self.root.children(recursive=True))
+                each = {p.pid: p.memory_info().rss for p in self.root.children(recursive=True)}
             except psutil.Error:
                 continue
+            children = sum(each.values())
             self.peak = max(self.peak, root + children)
             self.peak_root = max(self.peak_root, root)
             self.peak_children = max(self.peak_children, children)
+            for pid, rss in each.items():
+                self.peak_each[pid] = max(self.peak_each.get(pid, 0), rss)
 
     def summary(self) -> str:
+        each = ", ".join(f"{rss / 2**20:.0f}" for rss in self.peak_each.values() if rss > 2**25)
         return (
             f"{self.peak / 2**20:.0f} MB (the API process alone {self.peak_root / 2**20:.0f} MB, "
-            f"its children {self.peak_children / 2**20:.0f} MB)"
+            f"its children {self.peak_children / 2**20:.0f} MB; each child over 32 MB at its "
+            f"peak, in the order they started: {each} MB)"
         )
 
 

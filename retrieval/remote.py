@@ -218,19 +218,27 @@ class StoreAddress:
 
 class StoreProcess:
     """The store that `factory` opens, in a process of its own that serves every connection
-    made to `address`. Started by the constructor: raises `StoreUnavailableError` with the
-    child's reason when the store cannot be opened (another process holds it). A process that
-    dies is started again (at once, then after up to RESTART_MAX_S while it keeps dying);
-    `RemoteStore`s made by `address.store` reconnect. `stop` closes the store (flushed) and
-    ends it; a child whose parent died does the same."""
+    made to `address` (`setup`, a module's function, runs there first). Started by the
+    constructor: raises `StoreUnavailableError` with the child's reason when the store cannot
+    be opened (another process holds it). A process that dies is started again (at once, then
+    after up to RESTART_MAX_S while it keeps dying), and `RemoteStore`s made by
+    `address.store` reconnect. `stop` closes the store (flushed) and ends the process; one
+    whose parent died does the same."""
 
-    def __init__(self, factory: Callable[[], VectorStore], name: str = "lore-store") -> None:
+    def __init__(
+        self,
+        factory: Callable[[], VectorStore],
+        name: str = "lore-store",
+        setup: Callable[[], None] | None = None,
+    ) -> None:
         self._factory = factory
+        self._setup = setup
         self._name = name
         self._directory = tempfile.mkdtemp(prefix="lore-store-")
         self.address = StoreAddress(os.path.join(self._directory, "socket"), os.urandom(32))
         self._context = multiprocessing.get_context("spawn")
         self._stopping = threading.Event()
+        self._lock = threading.Lock()  # a restart and `stop` do not cross
         self.restarts = 0
         try:
             self._start()
@@ -243,7 +251,7 @@ class StoreProcess:
         control, child = self._context.Pipe()
         process = self._context.Process(
             target=_serve_store,
-            args=(self._factory, self.address, child),
+            args=(self._factory, self._setup, self.address, child),
             name=self._name,
             daemon=True,
         )
@@ -282,11 +290,14 @@ class StoreProcess:
             )
             if self._stopping.wait(delay):
                 return
-            try:
-                self._start()
-                self.restarts += 1
-            except Exception:  # e.g. out of memory: try again later
-                log.exception("the store process could not be started")
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                try:
+                    self._start()
+                    self.restarts += 1
+                except Exception:  # e.g. out of memory: try again later
+                    log.exception("the store process could not be started")
             delay = min(max(1.0, delay * 2), RESTART_MAX_S)
 
     @property
@@ -299,7 +310,8 @@ class StoreProcess:
     def stop(self, timeout_s: float = 30.0) -> None:
         """Close the store and end the process (killed after `timeout_s`)."""
         self._stopping.set()
-        _end(self._process, self._control, timeout_s)
+        with self._lock:
+            _end(self._process, self._control, timeout_s)
         shutil.rmtree(self._directory, ignore_errors=True)
 
 
@@ -315,20 +327,30 @@ def _end(process: multiprocessing.process.BaseProcess, control: Connection, wait
 
 
 def _serve_store(
-    factory: Callable[[], VectorStore], address: StoreAddress, control: Connection
+    factory: Callable[[], VectorStore],
+    setup: Callable[[], None] | None,
+    address: StoreAddress,
+    control: Connection,
 ) -> None:
-    """The store process: open the store, serve each connection on a thread of its own until
-    the parent says stop (or is gone), then close the store."""
+    """The store process: open the store, answer every connection until the parent says stop
+    (or is gone), then close the store."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the parent decides
     try:
+        if setup is not None:
+            setup()
         store = factory()
     except Exception as exc:
         control.send(("failed", str(exc)))
         return
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(address.path)  # left by a process that died
-    listener = Listener(address.path, "AF_UNIX", authkey=address.authkey)
-    os.chmod(address.path, 0o600)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(address.path)  # left by a process that died
+        listener = Listener(address.path, "AF_UNIX", authkey=address.authkey)
+        os.chmod(address.path, 0o600)
+    except OSError as exc:  # e.g. a socket path longer than the system allows
+        store.close()
+        control.send(("failed", f"cannot listen at {address.path}: {exc}"))
+        return
     arrived: queue.SimpleQueue[Connection] = queue.SimpleQueue()
     wake_read, wake_write = os.pipe()
 

@@ -67,9 +67,7 @@ def test_sigterm_mid_crawl_stops_within_seconds_and_the_crawl_resumes(
     assert counts["chunks"] == len(stored) > 2 * PAGES, counts  # type: ignore[index]
 
 
-def test_job_and_store_processes_stop_when_the_server_is_killed(
-    site: Site, tmp_path: Path
-) -> None:
+def test_job_and_store_processes_stop_when_the_server_is_killed(site: Site, tmp_path: Path) -> None:
     build_site(site)
     env = environment(tmp_path / "data")
     with lore_server(env) as (url, proc):

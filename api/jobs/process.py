@@ -30,7 +30,7 @@ from typing import Any
 
 from api.jobs.registry import run_job
 from api.jobs.worker import JobsHealth, JobWorker
-from api.memory import MemoryTrimmer, few_malloc_arenas
+from api.memory import lean_child
 from api.observe import configure_logging, configure_tracing
 from api.service import Lore
 from api.settings import Settings
@@ -161,8 +161,7 @@ def _main(
     # Ctrl-C reaches the whole process group: the parent decides when the jobs stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.nice(NICENESS)
-    few_malloc_arenas()
-    MemoryTrimmer().start()
+    lean_child()
     config = Settings(**settings)
     configure_logging(log_level, config.log_format, "jobs")
     stop_tracing = configure_tracing(config.tracing, "jobs")
