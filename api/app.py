@@ -30,19 +30,18 @@ from ingest import usable_cores
 log = logging.getLogger(__name__)
 
 
-def search_concurrency(settings: Settings) -> int:
+def search_concurrency(settings: Settings, store_process: bool = False) -> int:
     """Searches computed at once: as set; else anyio's default thread count with a Qdrant
-    server (its searches are network waits); two per core this process may use with the
-    embedded shard in its own process (one embeds its query while one waits for the store:
-    200 instead of 186 answers/s with one per core, docs/serving.md); one per core with the
-    shard in this process (it holds the GIL: more threads only take turns at random)."""
+    server (its searches are network waits); two per core this process may use when the
+    embedded shard is in a `store_process` of its own (one embeds its query while one waits
+    for the store: 200 instead of 186 answers/s with one per core, docs/serving.md); one per
+    core with the shard in this process (it holds the GIL: more threads only take turns at
+    random)."""
     if settings.search.concurrency:
         return settings.search.concurrency
     if settings.qdrant.url and settings.qdrant.url != ":memory:":
         return 40
-    if settings.store_process and not settings.qdrant.url:
-        return 2 * usable_cores()
-    return usable_cores()
+    return 2 * usable_cores() if store_process else usable_cores()
 
 
 def create_app(
@@ -64,10 +63,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop_tracing = configure_tracing(settings.tracing, "api")
+        own_store = lore is None and settings.store_process and not settings.qdrant.url
+        searches = search_concurrency(settings, own_store)
         instance = lore or Lore(
             settings,
-            store_process=settings.store_process,
-            store_connections=search_concurrency(settings) + 1,  # and a write or a listing
+            store_process=own_store,
+            store_connections=searches + 1,  # and a write or a listing
         )
         worker: Jobs
         if settings.queue.url:  # `lore worker`s run them
@@ -87,7 +88,7 @@ def create_app(
             instance.catalog, settings.auth.rate_limit_per_minute, limiter
         )
         app.state.worker = worker
-        app.state.searches = anyio.CapacityLimiter(search_concurrency(settings))
+        app.state.searches = anyio.CapacityLimiter(searches)
         worker.start()
         scheduler = Scheduler(instance, worker.submit, settings.schedule_poll_s)
         if schedules:

@@ -463,12 +463,14 @@ class Lore:
             check_url(self.allowed, url, field)
 
     def close(self) -> None:
-        if (skills := self._skills.made) is not None:
-            skills.close()
-        self.store.close()
-        if self.store_process is not None:
-            self.store_process.stop()
-        self.catalog.close()
+        try:
+            if (skills := self._skills.made) is not None:
+                skills.close()
+            self.store.close()
+        finally:
+            if self.store_process is not None:
+                self.store_process.stop()
+            self.catalog.close()
 
     # ingestion --------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ async def load(
                 start = time.perf_counter()
                 try:
                     outcome = await get({"url": url, "query": query, "k": 8})
-                except (OSError, asyncio.IncompleteReadError, httpx.HTTPError) as exc:
+                except (OSError, EOFError, KeyError, ValueError, httpx.HTTPError) as exc:
                     outcome = type(exc).__name__
                 if outcome == "ok":
                     latencies.append(time.perf_counter() - start)
@@ -100,11 +100,18 @@ async def _raw_agent(base: str, key: str) -> AsyncIterator[Ask]:
         else:
             reader, writer = await asyncio.open_connection(*host.split(":"))
         target = f"/knowledge/resolve?{urlencode(params)}"
-        writer.write(f"GET {target} HTTP/1.1\r\n".encode() + head)
-        status_line, *lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
-        fields = dict(line.lower().split(b": ", 1) for line in lines if line)
-        body = await reader.readexactly(int(fields[b"content-length"]))
-        idle.append((reader, writer))
+        try:
+            writer.write(f"GET {target} HTTP/1.1\r\n".encode() + head)
+            status_line, *lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
+            fields = dict(line.lower().split(b":", 1) for line in lines if line)
+            body = await reader.readexactly(int(fields[b"content-length"]))
+        except BaseException:  # the connection is in no state to be used again
+            writer.close()
+            raise
+        if fields.get(b"connection", b"").strip() == b"close":
+            writer.close()
+        else:
+            idle.append((reader, writer))
         status = status_line.split(b" ")[1].decode()
         if status != "200":
             return status

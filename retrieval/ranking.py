@@ -74,7 +74,8 @@ def freshness_factor(chunk: Chunk, policy: Freshness, now: datetime) -> float:
 def _words(text: str) -> list[str]:
     """The text's lowercased words (`\\w+`)."""
     lowered = text.lower()
-    tokens = lowered.encode().translate(_ASCII_WORD_BYTES).decode().split()
+    ascii_split = lowered.encode(errors="surrogatepass").translate(_ASCII_WORD_BYTES)
+    tokens = ascii_split.decode(errors="surrogatepass").split()
     if lowered.isascii():
         return tokens
     return [w for token in tokens for w in ((token,) if token.isascii() else _WORD.findall(token))]

@@ -13,8 +13,8 @@ from api.app import search_concurrency
 
 def test_search_slots_follow_the_store(tmp_path: Path) -> None:
     cores = len(os.sched_getaffinity(0))
-    assert search_concurrency(Settings(data_dir=tmp_path)) == 2 * cores  # a store process
-    assert search_concurrency(Settings(data_dir=tmp_path, store_process=False)) == cores
+    assert search_concurrency(Settings(data_dir=tmp_path)) == cores  # the shard in this process
+    assert search_concurrency(Settings(data_dir=tmp_path), store_process=True) == 2 * cores
     assert search_concurrency(Settings(data_dir=tmp_path, qdrant={"url": ":memory:"})) == cores  # type: ignore[arg-type]
     served = Settings(data_dir=tmp_path, qdrant={"url": "http://qdrant:6333"})  # type: ignore[arg-type]
     assert search_concurrency(served) == 40

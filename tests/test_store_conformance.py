@@ -8,6 +8,7 @@ import itertools
 import multiprocessing
 import os
 import signal
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from retrieval import (
     QdrantStore,
     RemoteStore,
     SearchQuery,
+    StoreAddress,
     StoreProcess,
     StoreServer,
     StoreUnavailableError,
@@ -161,6 +163,23 @@ def test_a_store_process_says_why_it_cannot_open_the_store(tmp_path: Path) -> No
         first.stop()
 
 
+def test_a_store_process_refuses_a_wrong_key_and_a_silent_client_holds_up_no_one(
+    tmp_path: Path,
+) -> None:
+    owner = StoreProcess(partial(EdgeStore, tmp_path / "vectors", 4))
+    silent = socket.socket(socket.AF_UNIX)
+    try:
+        silent.connect(owner.address.path)  # and never answers the key's challenge
+        with pytest.raises(StoreUnavailableError, match="cannot reach the store process"):
+            StoreAddress(owner.address.path, b"not the key").connect()
+        remote = owner.address.store(1)
+        assert remote.count(ChunkFilter()) == 0
+        remote.close()
+    finally:
+        silent.close()
+        owner.stop()
+
+
 def dead(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE  # not reaped yet
@@ -174,21 +193,18 @@ def test_a_killed_store_process_is_started_again_and_keeps_what_was_written(
     chunks = corpus(real_embedder)
     owner = StoreProcess(partial(EdgeStore, tmp_path / "vectors", real_embedder.dim))
     remote = owner.address.store(2)
+    everything = ChunkFilter(include_superseded=True, include_flagged=True)
     try:
         remote.upsert(chunks)
         first = owner.pid
         assert first is not None
         os.kill(first, signal.SIGKILL)
-        while not dead(first):  # and not yet started again: that takes a second or more
+        while not dead(first):
             time.sleep(0.01)
-        everything = ChunkFilter(include_superseded=True, include_flagged=True)
-        with pytest.raises(StoreUnavailableError, match="owns the store is gone"):
-            remote.count(everything)
-        deadline = time.monotonic() + 60
-        while not (owner.restarts and owner.alive()) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert owner.pid != first and owner.alive()
-        for _ in range(4):  # both connections, the broken one made again
+        # A call made while it is down waits for the new process (and is asked again there).
+        assert remote.count(everything) == len(chunks)
+        assert owner.restarts == 1 and owner.pid != first and owner.alive()
+        for _ in range(4):  # both connections, the other one made again too
             assert remote.count(everything) == len(chunks)
     finally:
         remote.close()
@@ -199,6 +215,17 @@ def test_a_killed_store_process_is_started_again_and_keeps_what_was_written(
         assert reopened.count(everything) == len(chunks)
     finally:
         reopened.close()
+
+
+def test_a_store_that_stays_away_is_unavailable(tmp_path: Path) -> None:
+    owner = StoreProcess(partial(EdgeStore, tmp_path / "vectors", 4))
+    remote = owner.address.store(1, reconnect_wait_s=1.0)
+    owner.stop()  # gone for good: not started again
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailableError, match="owns the store is gone"):
+        remote.count(ChunkFilter())
+    assert time.monotonic() - started >= 0.9  # it waited for a restart first
+    remote.close()
 
 
 @pytest.fixture
