@@ -36,7 +36,9 @@ from retrieval import (
     chunk_id,
     content_hash,
     document_id,
+    ranked_search,
 )
+from retrieval.ranking import Freshness, rerank
 
 TEXTS = [
     "Reset your password from the account settings page.",
@@ -338,6 +340,22 @@ def test_same_ids_in_the_same_order(
         for a, b in zip(edge_hits, server_hits, strict=True):
             assert a.score == pytest.approx(b.score, rel=1e-3, abs=1e-4)
             assert a.chunk == b.chunk  # the whole payload survives the round trip
+
+
+def test_ranked_search_ranks_as_in_this_process(
+    store: VectorStore, real_embedder: Embedder
+) -> None:
+    """Over a RemoteStore the ranking runs in the store's process: the same hits, the same
+    scores, as the engine's candidates ranked here."""
+    policy = Freshness(phrase_boost=1.0, section_boost=0.3)
+    for text in QUERIES:
+        query = SearchQuery(text, real_embedder.embed_query(text), ChunkFilter(), 20)
+        here = rerank(store.search(query), policy, 5, query=text)
+        assert here, text
+        there = ranked_search(store, query, policy, 5)
+        assert [(h.chunk, round(h.score, 6)) for h in there] == [
+            (h.chunk, round(h.score, 6)) for h in here
+        ], text
 
 
 def test_the_best_hit_is_the_relevant_one(store: VectorStore, real_embedder: Embedder) -> None:
