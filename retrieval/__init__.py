@@ -28,6 +28,7 @@ from retrieval.remote import (
     StoreProcess,
     StoreServer,
     ranked_search,
+    supervise,
 )
 from retrieval.rerank import CrossEncoderReranker, Reranker
 from retrieval.store import VectorStore
@@ -86,6 +87,7 @@ __all__ = [
     "document_id",
     "ranked_search",
     "search_text",
+    "supervise",
     "utcnow",
 ]
 

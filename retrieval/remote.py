@@ -231,7 +231,7 @@ class StoreServer(threading.Thread):
 
 
 STORE_START_S = 120.0  # opening a large shard reads its segments
-RESTART_MAX_S = 60.0  # the longest wait before starting a store process that keeps dying
+RESTART_MAX_S = 60.0  # the longest wait before starting a process that keeps dying again
 
 
 @dataclass(frozen=True)
@@ -316,31 +316,13 @@ class StoreProcess:
         self._process, self._control = process, control
 
     def _watch(self) -> None:
-        delay = 0.0
-        while True:
-            process, started = self._process, time.monotonic()
-            process.join()
-            if self._stopping.is_set():
-                return
-            if time.monotonic() - started > RESTART_MAX_S:  # it ran a while: not a crash loop
-                delay = 0.0
-            log.error(
-                "store process %s died (exit code %s); starting it again in %.0f s",
-                process.pid,
-                process.exitcode,
-                delay,
-            )
-            if self._stopping.wait(delay):
-                return
-            with self._lock:
-                if self._stopping.is_set():
-                    return
-                try:
-                    self._start()
-                    self.restarts += 1
-                except Exception:  # e.g. out of memory: try again later
-                    log.exception("the store process could not be started")
-            delay = min(max(1.0, delay * 2), RESTART_MAX_S)
+        supervise("store process", lambda: self._process, self._stopping, self._restart)
+
+    def _restart(self) -> None:
+        with self._lock:
+            if not self._stopping.is_set():
+                self._start()
+                self.restarts += 1
 
     @property
     def pid(self) -> int | None:
@@ -356,6 +338,40 @@ class StoreProcess:
         with self._lock:
             _end(self._process, self._control, timeout_s)
         shutil.rmtree(self._directory, ignore_errors=True)
+
+
+def supervise(
+    what: str,
+    current: Callable[[], multiprocessing.process.BaseProcess],
+    stopping: threading.Event,
+    restart: Callable[[], None],
+) -> None:
+    """Wait for the `current()` process to die and `restart` it, until `stopping` is set: at
+    once the first time, then after up to RESTART_MAX_S between attempts while it keeps dying
+    (a process that ran RESTART_MAX_S is not a crash loop). Failed starts are logged and tried
+    again."""
+    delay = 0.0
+    while True:
+        process, started = current(), time.monotonic()
+        process.join()
+        if stopping.is_set():
+            return
+        if time.monotonic() - started > RESTART_MAX_S:
+            delay = 0.0
+        log.error(
+            "%s %s died (exit code %s); starting it again in %.0f s",
+            what,
+            process.pid,
+            process.exitcode,
+            delay,
+        )
+        if stopping.wait(delay):
+            return
+        try:
+            restart()
+        except Exception:  # e.g. out of memory or processes: try again later
+            log.exception("the %s could not be started", what)
+        delay = min(max(1.0, delay * 2), RESTART_MAX_S)
 
 
 def _end(process: multiprocessing.process.BaseProcess, control: Connection, wait_s: float) -> None:

@@ -23,7 +23,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
@@ -34,13 +33,12 @@ from api.memory import lean_child
 from api.observe import configure_logging, configure_tracing
 from api.service import Lore
 from api.settings import Settings
-from retrieval import RemoteStore, StoreAddress, StoreServer
+from retrieval import RemoteStore, StoreAddress, StoreServer, supervise
 
 log = logging.getLogger(__name__)
 
 NICENESS = 10
 STOP_S = 4.0  # the job process's own limit for stopping its jobs (the parent waits grace_s)
-RESTART_MAX_S = 60.0  # the longest wait before starting a job process that keeps dying
 
 
 class JobProcess:
@@ -91,37 +89,22 @@ class JobProcess:
         threading.Thread(target=self._watch, name="lore-jobs-watch", daemon=True).start()
 
     def _watch(self) -> None:
-        """Start the job process again when it dies before `stop`: at once the first time,
-        then after up to RESTART_MAX_S between attempts while it keeps dying."""
-        delay = 0.0
-        while True:
-            process, started = self._process, time.monotonic()
-            process.join()
+        """Start the job process again when it dies before `stop` (`retrieval.supervise`)."""
+        supervise("job process", lambda: self._process, self._stopping, self._restart)
+
+    def _restart(self) -> None:
+        with self._lock:
             if self._stopping.is_set():
                 return
-            if time.monotonic() - started > RESTART_MAX_S:  # it ran a while: not a crash loop
-                delay = 0.0
-            log.error(
-                "job process %s died (exit code %s); starting it again in %.0f s",
-                process.pid,
-                process.exitcode,
-                delay,
-            )
-            delay_next = min(max(1.0, delay * 2), RESTART_MAX_S)
-            if self._stopping.wait(delay):
-                return
-            with self._lock:
-                if self._stopping.is_set():
-                    return
-                self._control.close()
-                self._store_pipe.close()
-                try:
-                    self._spawn()
-                except Exception:  # e.g. out of memory or processes: try again later
-                    log.exception("the job process could not be started")
-                    self._process = process  # dead: joined at once, the next try waits longer
-                self.restarts += 1
-            delay = delay_next
+            self._control.close()
+            self._store_pipe.close()
+            dead = self._process
+            self.restarts += 1
+            try:
+                self._spawn()
+            except Exception:
+                self._process = dead  # joined at once: the next try waits longer
+                raise
 
     def submit(self, job_id: str) -> None:
         try:
