@@ -307,6 +307,7 @@ class StoreProcess:
                 raise StoreUnavailableError(message)
         except EOFError:
             process.join(5)
+            control.close()
             raise StoreUnavailableError(
                 f"the store process exited while opening the store (code {process.exitcode})"
             ) from None
