@@ -44,7 +44,7 @@ async def load(
     stop = time.monotonic() + seconds
     ask = _raw_agent if client == "raw" else _httpx_agent
     began, cpu = time.monotonic(), time.process_time()
-    async with ask(base, key) as get:
+    async with ask(base, key, clients) as get:
 
         async def agent(n: int) -> None:
             i = n * 7
@@ -70,10 +70,10 @@ Ask = Callable[[dict[str, Any]], Awaitable[str]]  # a resolve's parameters -> "o
 
 
 @asynccontextmanager
-async def _httpx_agent(base: str, key: str) -> AsyncIterator[Ask]:
-    """httpx, as an agent's Python code would call lore (1.3-1.6 ms of this machine's CPU an
-    answer, taken from the server's two cores)."""
-    limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
+async def _httpx_agent(base: str, key: str, clients: int) -> AsyncIterator[Ask]:
+    """httpx, as an agent's Python code would call lore (1.3-1.9 ms of this machine's CPU an
+    answer, taken from the server's two cores); a connection per client."""
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(
         base_url=base, headers={"Authorization": f"Bearer {key}"}, timeout=60, limits=limits
     ) as client:
@@ -86,7 +86,7 @@ async def _httpx_agent(base: str, key: str) -> AsyncIterator[Ask]:
 
 
 @asynccontextmanager
-async def _raw_agent(base: str, key: str) -> AsyncIterator[Ask]:
+async def _raw_agent(base: str, key: str, clients: int) -> AsyncIterator[Ask]:
     """HTTP/1.1 with keep-alive on asyncio's streams, one connection per agent (how
     load generators such as wrk keep their own CPU out of the measurement: the agents run on
     other machines). Each answer must be a 200 whose body is a resolve's JSON."""
