@@ -465,3 +465,5 @@ def _serve_store(
     closing.set()
     listener.close()
     store.close()
+    # Its socket's directory too: a parent that was killed cannot remove it.
+    shutil.rmtree(os.path.dirname(address.path), ignore_errors=True)
