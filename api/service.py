@@ -212,7 +212,14 @@ def make_store(settings: Settings, dim: int) -> VectorStore:
             rrf_k=search.rrf_k,
             timeout_s=qdrant.timeout_s,
         )
-    return EdgeStore(settings.vectors_path, dim, search.fusion, search.rrf_k)
+    return edge_store(settings, dim)()
+
+
+def edge_store(settings: Settings, dim: int) -> Callable[[], EdgeStore]:
+    """What opens the embedded engine's store in the data dir: here, or in a store process
+    (picklable, so the process imports only `retrieval`)."""
+    search = settings.search
+    return partial(EdgeStore, settings.vectors_path, dim, search.fusion, search.rrf_k)
 
 
 def make_skill_index(
@@ -367,16 +374,8 @@ class Lore:
         self.store_process: StoreProcess | None = None
         try:
             if store is None and store_process and not settings.qdrant.url:
-                search = settings.search
                 self.store_process = StoreProcess(
-                    partial(
-                        EdgeStore,
-                        settings.vectors_path,
-                        self.embedder.dim,
-                        search.fusion,
-                        search.rrf_k,
-                    ),
-                    setup=lean_child,
+                    edge_store(settings, self.embedder.dim), setup=lean_child
                 )
                 store = self.store_process.address.store(store_connections)
             self.store = store or make_store(settings, self.embedder.dim)
@@ -781,12 +780,9 @@ class Lore:
         if self.reranker is not None:
             limit = max(limit, self.settings.search.rerank_candidates)
         query = SearchQuery(text=text, vector=vector, filter=flt, limit=limit, mode=mode)
-        if self.reranker is None:
-            with tracer.start_as_current_span(
-                "search", attributes={"lore.mode": mode, "lore.k": k}
-            ):
-                return ranked_search(self.store, query, self.freshness, k)
         with tracer.start_as_current_span("search", attributes={"lore.mode": mode, "lore.k": k}):
+            if self.reranker is None:  # the store ranks (in its own process, if it has one)
+                return ranked_search(self.store, query, self.freshness, k)
             candidates = self.store.search(query)
         with tracer.start_as_current_span("rerank", attributes={"lore.pool": len(candidates)}):
             candidates = self.reranker.rerank(text, candidates)

@@ -10,7 +10,7 @@ after another) for `--seconds`. Prints answers/s, p50/p95/p99, errors, the CPU t
 processes used per answer (in all and by process, the API's first) and the client's own
 (target: >= 150 answers/s and p95 <= 300 ms at 50 clients). The clients share the server's
 cores: `raw` (the default) speaks HTTP/1.1 on asyncio's streams, 0.2 ms of CPU an answer;
-`httpx` is how a Python agent calls lore, 1.3-1.6 ms an answer. With `--profile FILE`,
+`httpx` is how a Python agent calls lore, 1.3-1.9 ms an answer. With `--profile FILE`,
 py-spy (`pip install py-spy`) records where the API process's interpreter lock goes during
 the concurrent run: a flame graph, or collapsed stacks for FILE.txt.
 """

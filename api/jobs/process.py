@@ -57,11 +57,12 @@ class JobProcess:
     def _spawn(self) -> None:
         owner = self._lore.store_process
         child_store: Connection | StoreAddress
-        self._store_pipe, far = self._context.Pipe()
+        self._store_pipe: Connection | None = None
+        self._server: StoreServer | None = None
         if owner is not None:  # the job process calls the store process itself
-            child_store, self._server = owner.address, None
-            far.close()
+            child_store = owner.address
         else:  # it calls this process, which serves it the store
+            self._store_pipe, far = self._context.Pipe()
             child_store, self._server = far, StoreServer(self._lore.store, self._store_pipe)
         self._control, child_control = self._context.Pipe()
         self._process = self._context.Process(
@@ -73,7 +74,7 @@ class JobProcess:
         self._process.start()
         child_control.close()  # the child holds it now: its death closes the pipe here
         if self._server is not None:
-            far.close()
+            far.close()  # the child holds its end now
             self._server.start()
         log.info("job process %s started (nice +%d)", self._process.pid, NICENESS)
 
@@ -97,7 +98,8 @@ class JobProcess:
             if self._stopping.is_set():
                 return
             self._control.close()
-            self._store_pipe.close()
+            if self._store_pipe is not None:
+                self._store_pipe.close()
             dead = self._process
             self.restarts += 1
             try:
@@ -126,7 +128,8 @@ class JobProcess:
             process.kill()
             await asyncio.to_thread(process.join, 5)
         self._control.close()
-        self._store_pipe.close()
+        if self._store_pipe is not None:
+            self._store_pipe.close()
 
 
 def _log_level() -> int:
