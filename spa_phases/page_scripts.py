@@ -405,7 +405,12 @@ SCAN = (
     if (el.matches('li[data-id], tr[data-id]') && el.querySelector('a[href], button, [role=button]')) continue;
     const isVisible = shown_(el);
     if (isVisible) shown++;
-    const text = label(el) || clean(el.getAttribute('title') || el.getAttribute('alt') || (el.querySelector('img[alt]') || {}).alt, 80);
+    // An image's alt text: `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
+    const imageAlt = () => {
+      const image = el.querySelector('img[alt], img[data-lore-alt]');
+      return image && (image.getAttribute('alt') || image.getAttribute('data-lore-alt'));
+    };
+    const text = label(el) || clean(el.getAttribute('title') || el.getAttribute('alt') || imageAlt(), 80);
     const role = el.getAttribute('role') || '';
     const href = el.tagName === 'A' ? el.getAttribute('href') || '' : '';
     let pattern = 'button';

@@ -205,19 +205,29 @@ def test_fetching_attributes_are_renamed_without_changing_what_the_scan_reads(
     fetching attributes are renamed before it parses the DOM; an attribute value that only
     says "src=", links and the document's base are left as they were."""
     assert _inert('<IMG alt="see src=x" SRC=a.png srcset="b 2x">') == (
-        '<IMG alt="see src=x" data-lore-SRC=a.png data-lore-srcset="b 2x">'
+        '<IMG data-lore-alt="see src=x" data-lore-SRC=a.png data-lore-srcset="b 2x">'
     )
     assert _inert("<link rel=stylesheet href='x.css'><base href=/d/><a href=y>") == (
         "<link rel=stylesheet data-lore-href='x.css'><base href=/d/><a href=y>"
     )
-    dom = """<html><head><base href="https://shop.example.test/deals/"></head><body>
+    # Images stand in as boxes (their alt text read as the scanner's alt): a link that holds
+    # one is visible by its box; one whose image is decorative (an empty alt), hidden by the
+    # page or sized 0 by its attributes is not.
+    dom = """<!doctype html><html><head><base href="https://shop.example.test/deals/">
+<style>.gone img { display: none }</style></head><body>
 <a href="cart"><img src="cart.png" alt="Cart src=top"></a>
-<a href="next"><img src="n.png" srcset="n2.png 2x" alt="Next deals"></a></body></html>"""
+<a href="next"><img src="n.png" srcset="n2.png 2x" alt="Next deals"></a>
+<a href="spacer" title="Spacer"><img src="s.gif" alt=""></a>
+<a href="pixel" title="Pixel"><img src="p.gif" alt="Pixel" width="0" height="0"></a>
+<a href="gone" class="gone"><img src="g.png" alt="Gone"></a></body></html>"""
     found = scan(make_client(), dom=dom)
     got = {(e["label"], e["href"], e["visible"]) for e in found["elements"]}
     assert got == {
         ("Cart src=top", "https://shop.example.test/deals/cart", True),
         ("Next deals", "https://shop.example.test/deals/next", True),
+        ("Spacer", "https://shop.example.test/deals/spacer", False),
+        ("Pixel", "https://shop.example.test/deals/pixel", False),
+        ("Gone", "https://shop.example.test/deals/gone", False),
     }, found["elements"]
 
 
