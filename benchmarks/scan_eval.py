@@ -11,7 +11,8 @@ Reports recall@1/@10/@20 of that element in the goal-ranked list (target >= 0.95
 precision and recall of every pattern type over the pages (target >= 0.9), and the latency of a
 scan of a 5,000-element page over HTTP against `lore serve` (target p95 <= 150 ms).
 
-    .venv/bin/python benchmarks/scan_eval.py [--latency-runs 40] [--no-latency]
+    .venv/bin/python benchmarks/scan_eval.py [--latency-runs 40] [--no-latency] [--no-quality]
+        [--against CHECKOUT]
 """
 
 from __future__ import annotations
@@ -158,79 +159,113 @@ def big_page(cards: int = 550) -> str:
     )
 
 
-def latency(runs: int) -> None:
+def _serve(tree: Path, data: str, port: int, key: str) -> subprocess.Popen[bytes]:
+    """`lore serve` from the checkout at `tree` (the same interpreter and packages)."""
+    env = {
+        **os.environ,
+        "LORE_DATA_DIR": data,
+        "LORE_PORT": str(port),
+        "LORE_AUTH__BOOTSTRAP_KEY": key,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
+        cwd=tree,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def latency(runs: int, against: Path | None = None) -> None:
+    """Scan latency over HTTP; with `against` (another checkout, say a `git worktree` of an
+    earlier commit), its server too, the two asked in turn: this machine's speed drifts by a
+    fifth from minute to minute, so only figures taken side by side compare."""
     dom = big_page()
+    trees = [HERE.parent] + ([against] if against else [])
     with tempfile.TemporaryDirectory() as data:
-        port = 18000 + os.getpid() % 1000
-        key = "lore_bench_" + os.urandom(12).hex()
-        env = {
-            **os.environ,
-            "LORE_DATA_DIR": data,
-            "LORE_PORT": str(port),
-            "LORE_AUTH__BOOTSTRAP_KEY": key,
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"http://127.0.0.1:{port}"
+        procs, clients = [], []
         try:
-            for _ in range(300):
-                try:
-                    if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.3)
-            else:
-                sys.exit("lore serve did not start")
-            auth = {"Authorization": f"Bearer {key}"}
-            with httpx.Client(base_url=url, timeout=60, headers=auth) as client:
-                body = {"url": "https://shop.example/trail", "dom": dom}
+            for n, tree in enumerate(trees):
+                port = 18000 + (os.getpid() + 7 * n) % 1000
+                key = "lore_bench_" + os.urandom(12).hex()
+                procs.append(_serve(tree, f"{data}/{n}", port, key))
+                clients.append(
+                    httpx.Client(
+                        base_url=f"http://127.0.0.1:{port}",
+                        timeout=60,
+                        headers={"Authorization": f"Bearer {key}"},
+                    )
+                )
+            for client in clients:
+                for _ in range(300):
+                    try:
+                        if client.get("/healthz", timeout=1).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        time.sleep(0.3)
+                else:
+                    sys.exit("lore serve did not start")
+            body = {"url": "https://shop.example/trail", "dom": dom}
+            for client in clients:
                 first = client.post("/agent/scan", json={**body, "goal": "warm up"})
                 first.raise_for_status()
-                total = first.json()["summary"]["totalElements"]
-                elements = len(re.findall(r"<[a-z]", dom))
-                print(
-                    f"\nScan latency over HTTP: {elements} elements, {total} actionable, "
-                    f"{len(dom) // 1024} KiB, {runs} runs each, one client:"
-                )
-                goals = ["add trail shoe model 417 to the cart", "next page", "search"]
-                runs_of = (
-                    ("new DOM, no goal", True, False),
-                    ("new DOM, new goal", True, True),
-                    ("same DOM, next offset, new goal", False, True),
-                )
-                for label, new_dom, with_goal in runs_of:
-                    times = []
-                    for i in range(runs):
-                        # A DOM that differs every time, in what the scan reads (a product's
-                        # name), is scanned and read afresh; the same DOM again (an agent paging
-                        # through elements) is read from the latest scans.
-                        fresh = f"Trail shoe model 7 (run {i})<"
-                        page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
-                        extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
-                        if not new_dom:
-                            extra["offset"] = 50 * (i % 10)
+            total = first.json()["summary"]["totalElements"]
+            elements = len(re.findall(r"<[a-z]", dom))
+            print(
+                f"\nScan latency over HTTP: {elements} elements, {total} actionable, "
+                f"{len(dom) // 1024} KiB, {runs} runs each, one client"
+                + (f"; this checkout, then {against} (asked in turn)" if against else "")
+                + ":"
+            )
+            goals = ["add trail shoe model 417 to the cart", "next page", "search"]
+            runs_of = (
+                ("new DOM, no goal", True, False),
+                ("new DOM, new goal", True, True),
+                ("same DOM, next offset, new goal", False, True),
+            )
+            for label, new_dom, with_goal in runs_of:
+                times: list[list[float]] = [[] for _ in clients]
+                for i in range(runs):
+                    # A DOM that differs every time, in what the scan reads (a product's
+                    # name), is scanned and read afresh; the same DOM again (an agent paging
+                    # through elements) is read from the latest scans.
+                    fresh = f"Trail shoe model 7 (run {i})<"
+                    page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
+                    extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
+                    if not new_dom:
+                        extra["offset"] = 50 * (i % 10)
+                    turn = list(enumerate(clients))
+                    for n, client in turn if i % 2 == 0 else turn[::-1]:
                         start = time.perf_counter()
                         reply = client.post("/agent/scan", json={**body, "dom": page, **extra})
                         reply.raise_for_status()
-                        times.append(time.perf_counter() - start)
-                    print(f"  {label:32s} {summary_ms(times)}")
+                        times[n].append(time.perf_counter() - start)
+                for n, taken in enumerate(times):
+                    name = label if n == 0 else "  against"
+                    print(f"  {name:32s} {summary_ms(taken)}")
         finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+            for proc in procs:
+                proc.terminate()
+            for proc in procs:
+                proc.wait(timeout=60)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency-runs", type=int, default=40)
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (e.g. `git worktree add /tmp/before REV`) whose server is asked "
+        "in turn with this one's, for figures that compare",
+    )
     args = parser.parse_args()
-    asyncio.run(quality())
+    if not args.no_quality:
+        asyncio.run(quality())
     if not args.no_latency:
-        latency(args.latency_runs)
+        latency(args.latency_runs, args.against)
 
 
 if __name__ == "__main__":
