@@ -427,9 +427,9 @@ class Lore:
         # The agent's own page, read by the explorer's scanner in a Chromium started on the
         # first scan (scripts and network off), ranked with the embedding model.
         self.scanner = DomScanner(self.browser_options, pages=settings.browser.max_pages)
-        # Element texts are short, like queries: with AMX, the query side's int8 export embeds
-        # a scan's 33 texts in 40 ms (76 ms of CPU) where bf16 PyTorch, padding them to a batch
-        # of 64, took 83 ms (162 ms of CPU).
+        # Element texts are short, like queries: with AMX, the query side's int8 export embedded
+        # 33 texts (the goal and 32 element texts; 16 now) in 40 ms (76 ms of CPU) where bf16
+        # PyTorch, padding them to a batch of 64, took 83 ms (162 ms of CPU).
         short = self.embedder.small if isinstance(self.embedder, SplitEmbedder) else self.embedder
         self.ranker = GoalRanker(short.embed_batch)
         documents = settings.documents
