@@ -35,11 +35,14 @@ QUIET_FOR_MS = "() => performance.now() - (window.__loreLastMutation || 0)"
 _COMMON = r"""
 const STABLE_ID = /^[A-Za-z][\w-]{0,80}$/;
 // Every element matching `sel`, open shadow roots included (web components render there).
+// Each root's matches are found at once: a `matches` call per element was the largest item in
+// the profile of a 5,000-element scan.
 const deepAll = (sel) => {
   const out = [];
   const visit = (root) => {
+    const hits = sel === '*' ? null : new Set(root.querySelectorAll(sel));
     for (const el of root.querySelectorAll('*')) {
-      if (el.matches(sel)) out.push(el);
+      if (!hits || hits.has(el)) out.push(el);
       if (el.shadowRoot) visit(el.shadowRoot);
     }
   };
