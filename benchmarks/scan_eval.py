@@ -206,10 +206,10 @@ def latency(runs: int, against: Path | None = None) -> None:
                 else:
                     sys.exit("lore serve did not start")
             body = {"url": "https://shop.example/trail", "dom": dom}
-            for client in clients:
-                first = client.post("/agent/scan", json={**body, "goal": "warm up"})
+            firsts = [c.post("/agent/scan", json={**body, "goal": "warm up"}) for c in clients]
+            for first in firsts:
                 first.raise_for_status()
-            total = first.json()["summary"]["totalElements"]
+            total = firsts[0].json()["summary"]["totalElements"]
             elements = len(re.findall(r"<[a-z]", dom))
             print(
                 f"\nScan latency over HTTP: {elements} elements, {total} actionable, "
@@ -244,6 +244,8 @@ def latency(runs: int, against: Path | None = None) -> None:
                     name = label if n == 0 else "  against"
                     print(f"  {name:32s} {summary_ms(taken)}")
         finally:
+            for client in clients:
+                client.close()
             for proc in procs:
                 proc.terminate()
             for proc in procs:

@@ -400,6 +400,9 @@ SCAN = (
     for (let a = el.parentElement, n = 0; a && n < 5; a = a.parentElement, n++) if (a.querySelector('pre')) return true;
     return false;
   };
+  // An image's alt text, `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
+  const IMAGE = 'img[alt], img[data-lore-alt]';
+  const altOf = (el) => el && (el.getAttribute('alt') || el.getAttribute('data-lore-alt'));
   const candidates = [];
   const byType = {};
   let shown = 0;
@@ -408,12 +411,7 @@ SCAN = (
     if (el.matches('li[data-id], tr[data-id]') && el.querySelector('a[href], button, [role=button]')) continue;
     const isVisible = shown_(el);
     if (isVisible) shown++;
-    // An image's alt text: `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
-    const imageAlt = () => {
-      const image = el.querySelector('img[alt], img[data-lore-alt]');
-      return image && (image.getAttribute('alt') || image.getAttribute('data-lore-alt'));
-    };
-    const text = label(el) || clean(el.getAttribute('title') || el.getAttribute('alt') || imageAlt(), 80);
+    const text = label(el) || clean(el.getAttribute('title') || altOf(el) || altOf(el.querySelector(IMAGE)), 80);
     const role = el.getAttribute('role') || '';
     const href = el.tagName === 'A' ? el.getAttribute('href') || '' : '';
     let pattern = 'button';

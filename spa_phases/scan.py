@@ -610,9 +610,9 @@ class GoalRanker:
     def __init__(
         self,
         embed: Callable[[Sequence[str]], Sequence[Vector]],
-        # 16 new texts a scan ranked the eval's 87 cases as 32 and 64 did (recall@20 0.989,
-        # MRR 0.856 against 0.855 and 0.849; 8: recall@10 0.931) and halved the goal's
-        # embedding time (docs/measured.md#agent-scan).
+        # 16 new texts a scan: over the eval's 87 cases recall@20 0.989 and MRR 0.856, as with
+        # 32 and 64 (0.989; 0.855 and 0.849), recall@10 0.977 against 0.989 (8: 0.931), for
+        # half the goal's embedding time (docs/measured.md#agent-scan).
         embed_limit: int = 16,
         cache_size: int = 20_000,
     ) -> None:
@@ -646,9 +646,9 @@ class GoalRanker:
     def rank(
         self, elements: list[Element], goal: str, hints: list[Suggestion]
     ) -> tuple[list[tuple[float, Element]], list[Suggestion]]:
-        """Elements best first for `goal`, each beside its score (a copy with its score is
-        made for those shown: 2,204 copies took 15 ms); suggestions reordered by how well they
-        serve the goal (blockers stay first)."""
+        """Elements best first for `goal`, each beside its score (`answer` makes copies with
+        their scores of those it shows: 2,204 copies took 15 ms); suggestions reordered by how
+        well they serve the goal (blockers stay first)."""
         if not self._intents:
             intents = self._embed(list(_INTENTS.values()))
             self._intents = {
@@ -877,11 +877,10 @@ _SCAN_JSON = (
 # The scanner is made once in a page's window and called from there: `document.open` keeps the
 # window, and with the page's scripts off nothing else writes to it. Made anew in each call, it
 # was compiled again and ran cold (8 ms more for a 5,000-element listing). A DOM's element
-# named `__loreScan` is not a function, so it is not taken for the scanner.
+# named `__loreScan` is no own property of the window, so it is not taken for the scanner.
 _SCANNER = (
-    "(typeof window.__loreScan === 'function' ? window.__loreScan : (window.__loreScan = "
-    + _SCAN_JSON
-    + "))"
+    "(Object.prototype.hasOwnProperty.call(window, '__loreScan') ? window.__loreScan"
+    " : (window.__loreScan = " + _SCAN_JSON + "))"
 )
 # Once read, the document is emptied in the same call: left in place, Chromium went on to paint
 # and rasterise it after the answer (80 ms of CPU a 5,000-element listing, on the cores that
@@ -913,17 +912,20 @@ _REFRESH = re.compile(r"<meta\b[^>]*http-equiv\s*=\s*[\"']?refresh\b[^>]*>", re.
 # no truer to the picture the agent sees): what it links stays visible, an image with an
 # empty alt stays without a box, and the page's own rules win.
 _FETCHING = re.compile(
-    r"<(?:img|source|script|iframe|frame|video|audio|embed|object|track|link)\b"
+    r"<(?:img|source|script|iframe|frame|video|audio|embed|object|track|link)(?![\w-])"
     r"(?:[^>\"']|\"[^\"]{0,4096}\"|'[^']{0,4096}')*>",
     re.IGNORECASE,
 )
 # A quoted value (kept whole, so a value that says "src=" is left as it is) or a name. A tag
 # with a longer value (an image inlined as data) is left as it is: no quote is searched far.
-_FETCH_ATTR = re.compile(
+_FETCH_ATTR = re.compile(r"(\"[^\"]*\"|'[^']*')|(?<=\s)(src|srcset|poster|data|href)(?=\s*=)", re.I)
+_FETCH_ATTR_AND_ALT = re.compile(
     r"(\"[^\"]*\"|'[^']*')|(?<=\s)(src|srcset|poster|data|href|alt)(?=\s*=)", re.I
 )
 # After the DOM (a `<style>` after `</html>` is parsed into the body; before a doctype it would
-# put the page in quirks mode). `:where` weighs nothing, so any rule of the page wins.
+# put the page in quirks mode). `:where` weighs nothing: a page's rule with a class, an id or
+# an attribute in its selector wins (one in a cascade layer, or of no weight itself, does not).
+# A DOM with a Content-Security-Policy could refuse the style, so its images keep their alt.
 _STAND_IN = (
     "<style>:where(img[data-lore-alt]:not([data-lore-alt='']):not([width]))"
     "{width:16px}:where(img[data-lore-alt]:not([data-lore-alt=''])"
@@ -935,14 +937,19 @@ def _prepared(dom: str) -> str:
     """`dom` as the scan page parses it: without a refresh (a navigation that could come after
     the scan, take the next DOM meant for the page and leave that one's navigation aborted),
     `_inert`, with its images' stand-in boxes."""
-    return _inert(_REFRESH.sub("", dom.lstrip("\ufeff"))) + _STAND_IN
+    dom = _REFRESH.sub("", dom.lstrip("\ufeff"))
+    if _CSP.search(dom):
+        return _inert(dom, images=False)
+    return _inert(dom) + _STAND_IN
 
 
-def _inert(dom: str) -> str:
-    """`dom` with the fetching attributes of its fetching tags renamed (see `_FETCHING`)."""
+def _inert(dom: str, images: bool = True) -> str:
+    """`dom` with the fetching attributes of its fetching tags renamed (see `_FETCHING`), and
+    with `images` their `alt` too (for `_STAND_IN`)."""
+    names = _FETCH_ATTR_AND_ALT if images else _FETCH_ATTR
 
     def attrs(tag: re.Match[str]) -> str:
-        return _FETCH_ATTR.sub(lambda m: m.group(1) or "data-lore-" + m.group(2), tag.group())
+        return names.sub(lambda m: m.group(1) or "data-lore-" + m.group(2), tag.group())
 
     return _FETCHING.sub(attrs, dom)
 
