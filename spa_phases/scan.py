@@ -910,7 +910,7 @@ _REFRESH = re.compile(r"<meta\b[^>]*http-equiv\s*=\s*[\"']?refresh\b[^>]*>", re.
 # style and layout. The scanner reads `data-lore-alt` as the alt text, and `_STAND_IN` gives
 # each such image a box of 16 by 16 where its attributes give none (the alt text's line was
 # no truer to the picture the agent sees): what it links stays visible, an image with an
-# empty alt stays without a box, and the page's own rules win.
+# empty alt stays without a box, and a rule of the page that sizes or hides it wins.
 _FETCHING = re.compile(
     r"<(?:img|source|script|iframe|frame|video|audio|embed|object|track|link)(?![\w-])"
     r"(?:[^>\"']|\"[^\"]{0,4096}\"|'[^']{0,4096}')*>",
