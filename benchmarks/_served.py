@@ -134,14 +134,18 @@ class Memory(threading.Thread):
 
 @contextmanager
 def lore_serve(
-    data: Path, env: dict[str, str] | None = None
+    data: Path, env: dict[str, str] | None = None, checkout: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`lore serve` on `data` (output discarded), ready; its base URL and process. Stopped
-    with SIGTERM at the end (killed, and said so, when it does not stop within 30 s)."""
+    with SIGTERM at the end (killed, and said so, when it does not stop within 30 s). With
+    `checkout`, the code of that directory (another commit's worktree) with this interpreter."""
     port = free_port()
-    lore = str(Path(sys.executable).with_name("lore"))
+    lore = [str(Path(sys.executable).with_name("lore"))]
+    if checkout is not None:  # the `lore` script would import this checkout's installed code
+        lore = [sys.executable, "-m", "api.cli"]
     server = subprocess.Popen(
-        [lore, "serve", "--port", str(port), "--log-level", "warning"],
+        [*lore, "serve", "--port", str(port), "--log-level", "warning"],
+        cwd=checkout,
         env={
             **os.environ,
             "LORE_DATA_DIR": str(data),

@@ -22,16 +22,17 @@ import asyncio
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 from _common import DATA, serve_directory, summary_ms
+from _served import lore_serve
 
 from api import Settings
 from api.service import make_embedder
@@ -159,97 +160,59 @@ def big_page(cards: int = 550) -> str:
     )
 
 
-def _serve(tree: Path, data: str, port: int, key: str) -> subprocess.Popen[bytes]:
-    """`lore serve` from the checkout at `tree` (the same interpreter and packages)."""
-    env = {
-        **os.environ,
-        "LORE_DATA_DIR": data,
-        "LORE_PORT": str(port),
-        "LORE_AUTH__BOOTSTRAP_KEY": key,
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "api.cli", "serve", "--log-level", "warning"],
-        cwd=tree,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
 def latency(runs: int, against: Path | None = None) -> None:
     """Scan latency over HTTP; with `against` (another checkout, say a `git worktree` of an
     earlier commit), its server too, the two asked in turn: this machine's speed drifts by a
     fifth from minute to minute, so only figures taken side by side compare."""
     dom = big_page()
-    trees = [HERE.parent] + ([against] if against else [])
-    with tempfile.TemporaryDirectory() as data:
-        procs, clients = [], []
-        try:
-            for n, tree in enumerate(trees):
-                port = 18000 + (os.getpid() + 7 * n) % 1000
-                key = "lore_bench_" + os.urandom(12).hex()
-                procs.append(_serve(tree, f"{data}/{n}", port, key))
-                clients.append(
-                    httpx.Client(
-                        base_url=f"http://127.0.0.1:{port}",
-                        timeout=60,
-                        headers={"Authorization": f"Bearer {key}"},
-                    )
-                )
-            for client in clients:
-                for _ in range(300):
-                    try:
-                        if client.get("/healthz", timeout=1).status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        time.sleep(0.3)
-                else:
-                    sys.exit("lore serve did not start")
-            body = {"url": "https://shop.example/trail", "dom": dom}
-            firsts = [c.post("/agent/scan", json={**body, "goal": "warm up"}) for c in clients]
-            for first in firsts:
-                first.raise_for_status()
-            total = firsts[0].json()["summary"]["totalElements"]
-            elements = len(re.findall(r"<[a-z]", dom))
-            print(
-                f"\nScan latency over HTTP: {elements} elements, {total} actionable, "
-                f"{len(dom) // 1024} KiB, {runs} runs each, one client"
-                + (f"; this checkout, then {against} (asked in turn)" if against else "")
-                + ":"
+    with tempfile.TemporaryDirectory() as data, ExitStack() as stack:
+        clients = []
+        for n, checkout in enumerate([None] + ([against] if against else [])):
+            key = "lore_bench_" + os.urandom(12).hex()
+            env = {"LORE_AUTH__BOOTSTRAP_KEY": key}
+            base, _ = stack.enter_context(lore_serve(Path(data) / str(n), env, checkout))
+            headers = {"Authorization": f"Bearer {key}"}
+            clients.append(
+                stack.enter_context(httpx.Client(base_url=base, timeout=60, headers=headers))
             )
-            goals = ["add trail shoe model 417 to the cart", "next page", "search"]
-            runs_of = (
-                ("new DOM, no goal", True, False),
-                ("new DOM, new goal", True, True),
-                ("same DOM, next offset, new goal", False, True),
-            )
-            for label, new_dom, with_goal in runs_of:
-                times: list[list[float]] = [[] for _ in clients]
-                for i in range(runs):
-                    # A DOM that differs every time, in what the scan reads (a product's
-                    # name), is scanned and read afresh; the same DOM again (an agent paging
-                    # through elements) is read from the latest scans.
-                    fresh = f"Trail shoe model 7 (run {i})<"
-                    page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
-                    extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
-                    if not new_dom:
-                        extra["offset"] = 50 * (i % 10)
-                    turn = list(enumerate(clients))
-                    for n, client in turn if i % 2 == 0 else turn[::-1]:
-                        start = time.perf_counter()
-                        reply = client.post("/agent/scan", json={**body, "dom": page, **extra})
-                        reply.raise_for_status()
-                        times[n].append(time.perf_counter() - start)
-                for n, taken in enumerate(times):
-                    name = label if n == 0 else "  against"
-                    print(f"  {name:32s} {summary_ms(taken)}")
-        finally:
-            for client in clients:
-                client.close()
-            for proc in procs:
-                proc.terminate()
-            for proc in procs:
-                proc.wait(timeout=60)
+        body = {"url": "https://shop.example/trail", "dom": dom}
+        firsts = [c.post("/agent/scan", json={**body, "goal": "warm up"}) for c in clients]
+        for first in firsts:
+            first.raise_for_status()
+        total = firsts[0].json()["summary"]["totalElements"]
+        elements = len(re.findall(r"<[a-z]", dom))
+        print(
+            f"\nScan latency over HTTP: {elements} elements, {total} actionable, "
+            f"{len(dom) // 1024} KiB, {runs} runs each, one client"
+            + (f"; this checkout, then {against} (asked in turn)" if against else "")
+            + ":"
+        )
+        goals = ["add trail shoe model 417 to the cart", "next page", "search"]
+        runs_of = (
+            ("new DOM, no goal", True, False),
+            ("new DOM, new goal", True, True),
+            ("same DOM, next offset, new goal", False, True),
+        )
+        for label, new_dom, with_goal in runs_of:
+            times: list[list[float]] = [[] for _ in clients]
+            for i in range(runs):
+                # A DOM that differs every time, in what the scan reads (a product's
+                # name), is scanned and read afresh; the same DOM again (an agent paging
+                # through elements) is read from the latest scans.
+                fresh = f"Trail shoe model 7 (run {i})<"
+                page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
+                extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
+                if not new_dom:
+                    extra["offset"] = 50 * (i % 10)
+                turn = list(enumerate(clients))
+                for n, client in turn if i % 2 == 0 else turn[::-1]:
+                    start = time.perf_counter()
+                    reply = client.post("/agent/scan", json={**body, "dom": page, **extra})
+                    reply.raise_for_status()
+                    times[n].append(time.perf_counter() - start)
+            for n, taken in enumerate(times):
+                name = label if n == 0 else "  against"
+                print(f"  {name:32s} {summary_ms(taken)}")
 
 
 def main() -> None:
