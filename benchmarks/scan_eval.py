@@ -197,9 +197,9 @@ def latency(runs: int, against: Path | None = None) -> None:
             times: list[list[float]] = [[] for _ in clients]
             for i in range(runs):
                 # A DOM that differs every time, in what the scan reads (a product's
-                # name), is scanned and read afresh; the same DOM again (an agent paging
-                # through elements) is read from the latest scans.
-                fresh = f"Trail shoe model 7 (run {i})<"
+                # name, new in each block too), is scanned and read afresh; the same DOM
+                # again (an agent paging through elements) is read from the latest scans.
+                fresh = f"Trail shoe model 7 ({label}, run {i})<"
                 page = dom.replace("Trail shoe model 7<", fresh) if new_dom else dom
                 extra = {"goal": f"{goals[i % 3]} {i}"} if with_goal else {}
                 if not new_dom:
