@@ -790,7 +790,7 @@ class DomScanner:
             await self._start()
         # In a thread: a DOM of 5 MB takes about 75 ms of regular expressions, which on the
         # event loop every other request would wait for.
-        dom = await asyncio.to_thread(_prepared, dom)
+        dom, policy = await asyncio.to_thread(_prepared, dom)
         page = await self._pool.get()
         origin = _origin(url)
         # A page that holds a DOM of this site takes the next one in place, with the URL set
@@ -804,7 +804,7 @@ class DomScanner:
                     self._docs[page] = (url, dom)
                     await page.goto(url, wait_until="domcontentloaded")
                     text = str(await page.evaluate(_SCAN_NOW))
-            if origin and not _CSP.search(dom):
+            if origin and not policy:
                 self._sites[page] = origin
         except Exception as exc:
             # A page that timed out or crashed is not used again.
@@ -916,12 +916,17 @@ _FETCHING = re.compile(
     r"(?:[^>\"']|\"[^\"]{0,4096}\"|'[^']{0,4096}')*>",
     re.IGNORECASE,
 )
+
+
 # A quoted value (kept whole, so a value that says "src=" is left as it is) or a name. A tag
 # with a longer value (an image inlined as data) is left as it is: no quote is searched far.
-_FETCH_ATTR = re.compile(r"(\"[^\"]*\"|'[^']*')|(?<=\s)(src|srcset|poster|data|href)(?=\s*=)", re.I)
-_FETCH_ATTR_AND_ALT = re.compile(
-    r"(\"[^\"]*\"|'[^']*')|(?<=\s)(src|srcset|poster|data|href|alt)(?=\s*=)", re.I
-)
+def _attributes(names: str) -> re.Pattern[str]:
+    return re.compile(rf"(\"[^\"]*\"|'[^']*')|(?<=\s)({names})(?=\s*=)", re.I)
+
+
+_FETCH_NAMES = "src|srcset|poster|data|href"
+_FETCH_ATTR = _attributes(_FETCH_NAMES)
+_FETCH_ATTR_AND_ALT = _attributes(_FETCH_NAMES + "|alt")
 # After the DOM (a `<style>` after `</html>` is parsed into the body; before a doctype it would
 # put the page in quirks mode). `:where` weighs nothing: a page's rule with a class, an id or
 # an attribute in its selector wins (one in a cascade layer, or of no weight itself, does not).
@@ -933,14 +938,14 @@ _STAND_IN = (
 )
 
 
-def _prepared(dom: str) -> str:
+def _prepared(dom: str) -> tuple[str, bool]:
     """`dom` as the scan page parses it: without a refresh (a navigation that could come after
     the scan, take the next DOM meant for the page and leave that one's navigation aborted),
-    `_inert`, with its images' stand-in boxes."""
+    `_inert`, with its images' stand-in boxes; and whether it sets a Content-Security-Policy."""
     dom = _REFRESH.sub("", dom.lstrip("\ufeff"))
     if _CSP.search(dom):
-        return _inert(dom, images=False)
-    return _inert(dom) + _STAND_IN
+        return _inert(dom, images=False), True
+    return _inert(dom) + _STAND_IN, False
 
 
 def _inert(dom: str, images: bool = True) -> str:
