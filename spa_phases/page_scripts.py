@@ -56,16 +56,18 @@ const stableId = (el) => el.id && STABLE_ID.test(el.id) && !GENERATED.test(el.id
 const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
 // An element's position among its parent's children of its tag, and how many there are:
 // worked out once per parent, so a list of thousands of rows is read in linear time.
-const positions = new WeakMap();
+const positions = new Map();
+const tagCounts = new Map();
 const nth = (el) => {
   const parent = el.parentElement;
   if (!parent) return [1, 1];
-  if (!positions.has(el)) {
-    const seen = new Map();
-    for (const c of parent.children) { const i = (seen.get(c.tagName) || 0) + 1; seen.set(c.tagName, i); positions.set(c, i); }
-    for (const c of parent.children) positions.set(c, [positions.get(c), seen.get(c.tagName)]);
+  let seen = tagCounts.get(parent);
+  if (seen === undefined) {
+    seen = new Map();
+    for (let c = parent.firstElementChild; c; c = c.nextElementSibling) { const tag = c.tagName; const i = (seen.get(tag) || 0) + 1; seen.set(tag, i); positions.set(c, i); }
+    tagCounts.set(parent, seen);
   }
-  return positions.get(el);
+  return [positions.get(el), seen.get(el.tagName)];
 };
 // The path from the nearest anchor (a stable id, a unique test id) down to an element, once
 // per element: the controls of a list share their ancestors' paths.
