@@ -728,10 +728,11 @@ class DomScanner:
         self._options = options
         self._timeout_ms = timeout_s * 1000
         self._lock = asyncio.Lock()
-        # The page that scanned last scans next when it is free: one renderer stays warm (its
-        # caches, the scanner's compiled code) while scans come one at a time (a 5,000-element
-        # listing, two scanners side by side: p50 126.5 and 131.0 ms against 136.1 and 137.6).
-        self._pool: asyncio.Queue[Any] = asyncio.LifoQueue()
+        # Free pages, the one used last at the end (see `_take`), and a condition to wait on.
+        self._free: list[Any] = []
+        self._freed = asyncio.Condition()
+        self._browsers = 0  # the browsers started: a page of an earlier one is not given back
+        self._born: dict[Any, int] = {}  # page -> the browser it belongs to
         self._pages = max(1, pages)
         self._started = False
         self._playwright: Any = None
@@ -747,19 +748,22 @@ class DomScanner:
         async with self._lock:
             if self._started:
                 return
+            await self.aclose()  # a browser that died under an earlier scan
             # Images are not fetched: each refused request is a trip through Playwright's
             # route handler (a listing of 550 products took 1.1 s to scan, 0.5 s without).
-            # No optimizing compiler: the only script here is the scanner, and V8 compiled its
-            # body again in TurboFan after nearly every scan (a new document's objects undo
-            # what it assumed), 40-45 ms of CPU a 5,000-element listing on the other core;
-            # its quick compiler (Maglev) alone scans as fast, for a quarter less CPU.
+            # No optimizing compiler: the only script here is the scanner, and V8's TurboFan
+            # compiled it again after nearly every scan (a new document's objects undo what
+            # it assumed): 58 ms of CPU a scan of a 5,000-element listing on worker threads,
+            # taken from the server on two cores. With its quick compiler (Maglev) alone the
+            # scan is faster (docs/measured.md#agent-scan).
             self._playwright, self._browser = await launch_browser(
-                self._options, "--blink-settings=imagesEnabled=false", "--js-flags=--no-opt"
+                self._options, "--blink-settings=imagesEnabled=false", "--js-flags=--no-turbofan"
             )
+            self._browsers += 1
             try:
                 self._context = await self._browser.new_context(java_script_enabled=False)
                 for _ in range(self._pages):
-                    self._pool.put_nowait(await self._new_page())
+                    await self._give(await self._new_page())
             except Exception as exc:
                 await self.aclose()
                 raise ScanError(f"Chromium started but gave no page: {exc!r}") from exc
@@ -768,7 +772,32 @@ class DomScanner:
     async def _new_page(self) -> Any:
         page = await self._context.new_page()
         await page.route("**/*", self._serve(page))
+        self._born[page] = self._browsers
         return page
+
+    async def _take(self, origin: str) -> Any:
+        """A free page: of those holding a DOM of `origin` (the next is written in place, see
+        `scan`), the one used last, else the one used longest ago; None when the browser went
+        away while waiting. While scans of one site come one at a time, one renderer stays warm
+        (its caches, the compiled scanner): a 5,000-element listing scanned in p50 126.5 and
+        131.0 ms in two runs against 136.1 and 137.6 ms taking pages in turn. Agents on two
+        sites taking turns keep a page each."""
+        async with self._freed:
+            await self._freed.wait_for(lambda: bool(self._free) or not self._started)
+            if not self._free:
+                return None
+            for index in range(len(self._free) - 1, -1, -1):
+                if origin and self._sites.get(self._free[index]) == origin:
+                    return self._free.pop(index)
+            return self._free.pop(0)
+
+    async def _give(self, page: Any) -> None:
+        if self._born.get(page) != self._browsers:  # of a browser closed since
+            self._born.pop(page, None)
+            return
+        async with self._freed:
+            self._free.append(page)
+            self._freed.notify()
 
     def _serve(self, page: Any) -> Callable[[Any], Any]:
         async def serve(route: Any) -> None:
@@ -793,13 +822,15 @@ class DomScanner:
         if (seen := self._recent.get(key)) is not None:
             self._recent.move_to_end(key)
             return seen
-        if not self._started:
-            await self._start()
         # In a thread: a DOM of 5 MB takes about 75 ms of regular expressions, which on the
         # event loop every other request would wait for.
         dom, policy = await asyncio.to_thread(_prepared, dom)
-        page = await self._pool.get()
         origin = _origin(url)
+        page = None
+        while page is None:  # None: the browser went away while this scan waited for a page
+            if not self._started:
+                await self._start()
+            page = await self._take(origin)
         # A page that holds a DOM of this site takes the next one in place, with the URL set
         # first (load and scan take a third less time than after a navigation); a DOM that set
         # a Content-Security-Policy leaves it in force for the document, so its page navigates.
@@ -814,15 +845,25 @@ class DomScanner:
             if origin and not policy:
                 self._sites[page] = origin
         except Exception as exc:
-            # A page that timed out or crashed is not used again.
+            # A page that timed out or crashed is not used again; where no new one can be
+            # made, the browser is gone, and the next scan starts another.
             self._docs.pop(page, None)
+            self._sites.pop(page, None)
+            self._born.pop(page, None)
             with contextlib.suppress(Exception):
                 await page.close()
-            page = await self._new_page()
+            try:
+                page = await self._new_page()
+            except Exception:
+                page = None
+                self._started = False
+                async with self._freed:  # scans waiting for a page start another browser
+                    self._freed.notify_all()
             raise ScanError(f"Chromium could not read the dom: {exc!r}"[:500]) from exc
         finally:
-            self._docs.pop(page, None)
-            self._pool.put_nowait(page)
+            if page is not None:
+                self._docs.pop(page, None)
+                await self._give(page)
         self._recent[key] = text
         while len(self._recent) > RECENT_SCANS:
             self._recent.popitem(last=False)
@@ -831,8 +872,8 @@ class DomScanner:
     async def aclose(self) -> None:
         await close_browser(self._playwright, self._browser)
         self._browser = self._playwright = None
-        while not self._pool.empty():  # pages of the closed browser
-            self._pool.get_nowait()
+        self._free.clear()  # pages of the closed browser
+        self._born.clear()
         self._sites.clear()
         self._started = False
 

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, browser_missing
-from spa_phases.scan import DomScanner, _inert, parse_scan
+from spa_phases.scan import DomScanner, ScanError, _inert, parse_scan
 from tests.conftest import Site
 
 pytestmark = pytest.mark.skipif(
@@ -322,3 +322,70 @@ def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> No
     assert {c["url"] for c in after_policy["candidates"]} == {scans[4][0] + "one", ""}
     assert [u for u in navigations if "example.test" in u] == [scans[i][0] for i in (0, 2, 4)]
     assert site.requests == [] and site.posts == [], site.requests
+
+
+def test_agents_on_two_sites_taking_turns_keep_a_page_each() -> None:
+    """Two scan pages and DOMs of two sites in turn: each site keeps the page its first DOM was
+    navigated to, and its later DOMs are written in place (had the page used last been taken,
+    every DOM would have been navigated to). Selectors count siblings of the same tag."""
+    scanner = DomScanner(BrowserOptions(), pages=2)
+    navigations: list[str] = []
+    serve = scanner._serve
+
+    def counted(page: object) -> Callable[[object], object]:
+        handler = serve(page)
+
+        async def route(route: Any) -> None:
+            if route.request.is_navigation_request():
+                navigations.append(route.request.url)
+            await handler(route)
+
+        return route
+
+    scanner._serve = counted  # type: ignore[method-assign]
+    mixed = (
+        "<html><body><div id='box'><span>a</span><a href='/1'>One {n}</a><span>b</span>"
+        "<a href='/2'>Two {n}</a><p>c</p></div></body></html>"
+    )
+    scans = [
+        (f"https://{site}.example.test/{n}", mixed.format(n=f"{site}{n}"))
+        for n in range(3)
+        for site in ("a", "b")
+    ]
+
+    async def run() -> list[dict]:
+        try:
+            return [parse_scan(await scanner.scan(url, dom)) for url, dom in scans]
+        finally:
+            await scanner.aclose()
+
+    found = asyncio.run(run())
+    assert navigations == [scans[0][0], scans[1][0]], navigations
+    for (url, _), scan_ in zip(scans, found, strict=True):
+        name = url.split("//")[1][0] + url[-1]
+        selectors = {c["label"]: c["selector"] for c in scan_["candidates"]}
+        assert selectors == {
+            f"One {name}": "#box > a:nth-of-type(1)",
+            f"Two {name}": "#box > a:nth-of-type(2)",
+        }, scan_
+
+
+def test_a_scanner_whose_browser_died_starts_another() -> None:
+    """A scan whose Chromium went away fails with a ScanError; the next scan starts a new
+    Chromium and reads its DOM (the scanner is not left with pages of a dead browser)."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+    dom = "<html><body><a href='/x'>Link {n}</a></body></html>"
+
+    async def run() -> tuple[dict, dict]:
+        try:
+            before = parse_scan(await scanner.scan(URL, dom.format(n=1)))
+            await scanner._browser.close()
+            with pytest.raises(ScanError):
+                await scanner.scan(URL, dom.format(n=2))
+            return before, parse_scan(await scanner.scan(URL, dom.format(n=3)))
+        finally:
+            await scanner.aclose()
+
+    before, after = asyncio.run(run())
+    assert [c["label"] for c in before["candidates"]] == ["Link 1"]
+    assert [c["label"] for c in after["candidates"]] == ["Link 3"]
