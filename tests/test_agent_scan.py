@@ -263,12 +263,8 @@ def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestC
     assert refused.status_code == 422 and refused.json()["error"] == "invalid_dom"
 
 
-def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> None:
-    """A page already on the DOM's site gets the next DOM written into it, not navigated to:
-    the scan sees that DOM alone, its links resolve against its own URL, and nothing in it
-    reaches the network (a refresh, a stylesheet, a frame, a form's action). Another site, or
-    a DOM after one that set a Content-Security-Policy, is navigated to."""
-    scanner = DomScanner(BrowserOptions(), pages=1)
+def navigations_of(scanner: DomScanner) -> list[str]:
+    """The URLs `scanner`'s pages navigate to (frames included), in order, as they happen."""
     navigations: list[str] = []
     serve = scanner._serve
 
@@ -276,12 +272,23 @@ def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> No
         handler = serve(page)
 
         async def route(route: Any) -> None:
-            navigations.append(route.request.url)
+            if route.request.is_navigation_request():
+                navigations.append(route.request.url)
             await handler(route)
 
         return route
 
     scanner._serve = counted  # type: ignore[method-assign]
+    return navigations
+
+
+def test_the_next_dom_of_a_site_replaces_the_last_one_in_place(site: Site) -> None:
+    """A page already on the DOM's site gets the next DOM written into it, not navigated to:
+    the scan sees that DOM alone, its links resolve against its own URL, and nothing in it
+    reaches the network (a refresh, a stylesheet, a frame, a form's action). Another site, or
+    a DOM after one that set a Content-Security-Policy, is navigated to."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+    navigations = navigations_of(scanner)
     # An element named as the scanner the page keeps in its window is not taken for it.
     old = (
         "<html><head><title>Old</title></head><body><div id='__loreScan'></div>"
@@ -329,20 +336,7 @@ def test_agents_on_two_sites_taking_turns_keep_a_page_each() -> None:
     navigated to, and its later DOMs are written in place (had the page used last been taken,
     every DOM would have been navigated to). Selectors count siblings of the same tag."""
     scanner = DomScanner(BrowserOptions(), pages=2)
-    navigations: list[str] = []
-    serve = scanner._serve
-
-    def counted(page: object) -> Callable[[object], object]:
-        handler = serve(page)
-
-        async def route(route: Any) -> None:
-            if route.request.is_navigation_request():
-                navigations.append(route.request.url)
-            await handler(route)
-
-        return route
-
-    scanner._serve = counted  # type: ignore[method-assign]
+    navigations = navigations_of(scanner)
     mixed = (
         "<html><body><div id='box'><span>a</span><a href='/1'>One {n}</a><span>b</span>"
         "<a href='/2'>Two {n}</a><p>c</p></div></body></html>"
