@@ -281,13 +281,16 @@ SCAN = (
     }
     return s;
   };
-  const counts = new WeakMap();
+  const same = new Map();  // element -> how many of its parent's children share its signature
   const sameSiblings = (el) => {
+    let n = same.get(el);
+    if (n !== undefined) return n;
     const parent = el.parentElement;
     if (!parent) return 0;
-    let c = counts.get(parent);
-    if (!c) { c = new Map(); for (const ch of parent.children) c.set(signature(ch), (c.get(signature(ch)) || 0) + 1); counts.set(parent, c); }
-    return c.get(signature(el)) || 0;
+    const c = new Map();
+    for (let ch = parent.firstElementChild; ch; ch = ch.nextElementSibling) c.set(signature(ch), (c.get(signature(ch)) || 0) + 1);
+    for (let ch = parent.firstElementChild; ch; ch = ch.nextElementSibling) same.set(ch, c.get(signature(ch)));
+    return same.get(el);
   };
   const containers = new WeakMap();
   const containerOfFast = (el) => {
@@ -304,13 +307,17 @@ SCAN = (
   const clean = (t, n) => (t || '').replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, n);
   // Text with a space between elements' texts ("Red shoe $40.99 Add to cart"), without the
   // options of a select inside (a label's own words only).
+  const UNREAD = 'select, script, style, template';
   const textOf = (root, n) => {
+    if (root.closest(UNREAD)) return '';
+    // A text's parent is looked up only in a root that holds such an element.
+    const check = !!root.querySelector(UNREAD);
     const parts = [];
     let size = 0;
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let t = walker.nextNode(); t && size < n; t = walker.nextNode()) {
-      const p = t.parentElement;
-      if (p && (p.closest('select, script, style, template'))) continue;
+      const p = check && t.parentElement;
+      if (p && p.closest(UNREAD)) continue;
       parts.push(t.data); size += t.data.length;
     }
     return clean(parts.join(' '), n);
@@ -348,12 +355,20 @@ SCAN = (
   // agent's DOM arrives without its stylesheets, so what they hide is marked before sending.
   const shown_ = (el) => visible(el) && !inside(el).marked;
   // A repeated item (a product card, a result row): the nearest ancestor with 2+ siblings like it.
+  // Worked out once per parent: the controls of a card share it.
+  const itemsAbove = new Map();
   const itemOf = (el) => {
-    let cur = el;
-    for (let depth = 0; cur && cur !== document.body && depth < 6; depth++, cur = cur.parentElement) {
-      if (cur !== el && sameSiblings(cur) >= 3 && cur.parentElement && cur.parentElement !== document.body) return cur;
+    const parent = el.parentElement;
+    if (!parent || el === document.body) return null;
+    let found = itemsAbove.get(parent);
+    if (found !== undefined) return found;
+    found = null;
+    let cur = parent;
+    for (let depth = 1; cur && cur !== document.body && depth < 6; depth++, cur = cur.parentElement) {
+      if (sameSiblings(cur) >= 3 && cur.parentElement && cur.parentElement !== document.body) { found = cur; break; }
     }
-    return null;
+    itemsAbove.set(parent, found);
+    return found;
   };
   const top = (el) => Math.round(rectOf(el).top + scrolled().y);
   const fieldLabel = (el) => {
