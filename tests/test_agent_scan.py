@@ -383,3 +383,26 @@ def test_a_scanner_whose_browser_died_starts_another() -> None:
     before, after = asyncio.run(run())
     assert [c["label"] for c in before["candidates"]] == ["Link 1"]
     assert [c["label"] for c in after["candidates"]] == ["Link 3"]
+
+
+def test_more_scans_at_once_than_pages_each_get_their_own_dom() -> None:
+    """Six scans of three sites at once on two pages: each answer is its own DOM's, and both
+    pages are free again afterwards."""
+    scanner = DomScanner(BrowserOptions(), pages=2)
+    scans = [
+        (f"https://{site}.example.test/{n}", f"<html><body><a href='/x'>{site} {n}</a></body>")
+        for n in range(2)
+        for site in ("a", "b", "c")
+    ]
+
+    async def run() -> tuple[list[dict], int]:
+        try:
+            found = await asyncio.gather(*(scanner.scan(url, dom) for url, dom in scans))
+            return [parse_scan(text) for text in found], len(scanner._free)
+        finally:
+            await scanner.aclose()
+
+    found, free = asyncio.run(run())
+    labels = [[c["label"] for c in scan_["candidates"]] for scan_ in found]
+    assert labels == [[url.split("//")[1][0] + " " + url[-1]] for url, _ in scans], labels
+    assert free == 2
