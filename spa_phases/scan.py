@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -728,15 +728,18 @@ class DomScanner:
     """Runs `SCAN` on a DOM an agent sent: the DOM is the page's own document at its URL (so
     links resolve and same-origin checks hold), served to a navigation or, in a page already
     on that site, written in place; in a Chromium with scripts off and every other request
-    refused. Started on first use; `pages` scans run at once."""
+    refused. Started on first use, and again after its Chromium went away; `pages` scans run
+    at once, the others wait for a free page."""
 
     def __init__(self, options: BrowserOptions, pages: int = 2, timeout_s: float = 10.0) -> None:
         self._options = options
         self._timeout_ms = timeout_s * 1000
         self._lock = asyncio.Lock()
-        # Free pages, the one used last at the end (see `_take`), and a condition to wait on.
+        # Free pages, the one used last at the end (see `_take`). Giving a page back never
+        # waits (a scan cancelled while giving one back would lose it), and each scan waiting
+        # for a page has a future of its own, as `asyncio.Queue`'s getters do.
         self._free: list[Any] = []
-        self._freed = asyncio.Condition()
+        self._waiting: deque[asyncio.Future[None]] = deque()
         self._browsers = 0  # the browsers started: a page of an earlier one is not given back
         self._born: dict[Any, int] = {}  # page -> the browser it belongs to
         self._pages = max(1, pages)
@@ -754,26 +757,38 @@ class DomScanner:
         async with self._lock:
             if self._started:
                 return
-            await self.aclose()  # a browser that died under an earlier scan
+            await self._close_browser()  # a browser that died under an earlier scan
             # Images are not fetched: each refused request is a trip through Playwright's
             # route handler (a listing of 550 products took 1.1 s to scan, 0.5 s without).
             # No optimizing compiler: the only script here is the scanner, and V8's TurboFan
-            # compiled it again after nearly every scan (a new document's objects undo what
-            # it assumed): 58 ms of CPU a scan of a 5,000-element listing on worker threads,
-            # taken from the server on two cores. With its quick compiler (Maglev) alone the
-            # scan is faster (docs/measured.md#agent-scan).
+            # compiled its body again about every other scan (a new document's objects undo
+            # what it assumed): 58 ms of CPU a scan of a 5,000-element listing on worker
+            # threads, taken from the server on two cores. With its quick compiler (Maglev)
+            # alone the scan is faster (docs/measured.md#agent-scan).
             self._playwright, self._browser = await launch_browser(
                 self._options, "--blink-settings=imagesEnabled=false", "--js-flags=--no-turbofan"
             )
             self._browsers += 1
+            # A Chromium that dies between scans is noticed at once: the next scan starts
+            # another instead of failing on a page of the dead one.
+            born = self._browsers
+            self._browser.on("disconnected", lambda _: self._lost(born))
             try:
                 self._context = await self._browser.new_context(java_script_enabled=False)
                 for _ in range(self._pages):
-                    await self._give(await self._new_page())
+                    self._give(await self._new_page())
             except Exception as exc:
-                await self.aclose()
+                await self._close_browser()
                 raise ScanError(f"Chromium started but gave no page: {exc!r}") from exc
             self._started = True
+
+    def _lost(self, browser: int) -> None:
+        """The Chromium numbered `browser` went away: its pages are dropped and the scans
+        waiting for one start another."""
+        if browser == self._browsers and self._started:
+            self._started = False
+            self._free.clear()
+            self._wake(everyone=True)
 
     async def _new_page(self) -> Any:
         page = await self._context.new_page()
@@ -783,27 +798,62 @@ class DomScanner:
 
     async def _take(self, origin: str) -> Any:
         """A free page: of those holding a DOM of `origin` (the next is written in place, see
-        `scan`), the one used last, else the one used longest ago; None when the browser went
-        away while waiting. While scans of one site come one at a time, one renderer stays warm
-        (its caches, the compiled scanner): a 5,000-element listing scanned in p50 126.5 and
-        131.0 ms in two runs against 136.1 and 137.6 ms taking pages in turn. Agents on two
-        sites taking turns keep a page each."""
-        async with self._freed:
-            await self._freed.wait_for(lambda: bool(self._free) or not self._started)
-            if not self._free:
-                return None
-            for index in range(len(self._free) - 1, -1, -1):
-                if origin and self._sites.get(self._free[index]) == origin:
-                    return self._free.pop(index)
-            return self._free.pop(0)
+        `scan`), the one used last; else one holding no DOM; else the one used longest ago.
+        None when the browser went away while waiting. While scans of one site come one at a
+        time, one renderer stays warm (its caches, the compiled scanner): a 5,000-element
+        listing scanned in p50 126.5 and 131.0 ms in two runs against 136.1 and 137.6 ms
+        taking pages in turn. Agents on two sites taking turns keep a page each."""
+        while not self._free and self._started:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                waiter.cancel()
+                with contextlib.suppress(ValueError):
+                    self._waiting.remove(waiter)
+                if self._free and not waiter.cancelled():
+                    self._wake()  # woken, then cancelled: the next one takes the page
+                raise
+        if not self._free:
+            return None
+        sites = [self._sites.get(page) for page in self._free]
+        for index in range(len(sites) - 1, -1, -1):
+            if origin and sites[index] == origin:
+                return self._free.pop(index)
+        return self._free.pop(sites.index(None) if None in sites else 0)
 
-    async def _give(self, page: Any) -> None:
+    def _give(self, page: Any) -> None:
         if self._born.get(page) != self._browsers:  # of a browser closed since
             self._born.pop(page, None)
             return
-        async with self._freed:
-            self._free.append(page)
-            self._freed.notify()
+        self._free.append(page)
+        self._wake()
+
+    def _wake(self, everyone: bool = False, error: BaseException | None = None) -> None:
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if waiter.done():
+                continue
+            if error is not None:
+                waiter.set_exception(error)
+            else:
+                waiter.set_result(None)
+            if not everyone:
+                return
+
+    async def _replace(self, page: Any, browser: int | None) -> None:
+        """Close a page that failed and give the pool a new one in its place; where none can
+        be made, the browser is gone, and the next scan starts another. A page of a browser
+        replaced since changes nothing."""
+        with contextlib.suppress(Exception):
+            await page.close()
+        if browser != self._browsers or not self._started:
+            return
+        try:
+            self._give(await self._new_page())
+        except Exception:
+            self._lost(browser)
 
     def _serve(self, page: Any) -> Callable[[Any], Any]:
         async def serve(route: Any) -> None:
@@ -851,37 +901,36 @@ class DomScanner:
             if origin and not policy:
                 self._sites[page] = origin
         except Exception as exc:
-            # A page that timed out or crashed is not used again; where no new one can be
-            # made, the browser is gone, and the next scan starts another.
+            # A page that timed out or crashed is not used again: another takes its place,
+            # made whatever becomes of this scan (shielded from its cancellation).
             self._docs.pop(page, None)
             self._sites.pop(page, None)
-            self._born.pop(page, None)
-            with contextlib.suppress(Exception):
-                await page.close()
-            try:
-                page = await self._new_page()
-            except Exception:
-                page = None
-                self._started = False
-                async with self._freed:  # scans waiting for a page start another browser
-                    self._freed.notify_all()
+            browser = self._born.pop(page, None)
+            await asyncio.shield(self._replace(page, browser))
             raise ScanError(f"Chromium could not read the dom: {exc!r}"[:500]) from exc
         finally:
-            if page is not None:
-                self._docs.pop(page, None)
-                await self._give(page)
+            self._docs.pop(page, None)
+            self._give(page)  # a failed page is no longer born of any browser: dropped
         self._recent[key] = text
         while len(self._recent) > RECENT_SCANS:
             self._recent.popitem(last=False)
         return text
 
     async def aclose(self) -> None:
-        await close_browser(self._playwright, self._browser)
-        self._browser = self._playwright = None
+        """Close the browser (the server is stopping): scans waiting for a page fail with
+        ScanError; a later scan would start another."""
+        self._wake(everyone=True, error=ScanError("the scanner was closed: the server is stopping"))
+        await self._close_browser()
+
+    async def _close_browser(self) -> None:
+        self._started = False
+        browser, self._browser = self._browser, None
+        playwright, self._playwright = self._playwright, None
         self._free.clear()  # pages of the closed browser
         self._born.clear()
         self._sites.clear()
-        self._started = False
+        self._wake(everyone=True)
+        await close_browser(playwright, browser)
 
 
 # The answer crosses from the page as one string (faster than a large object through

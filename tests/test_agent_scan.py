@@ -6,6 +6,7 @@ errors for DOMs that are too large, not HTML or have nothing to act on."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -364,25 +365,134 @@ def test_agents_on_two_sites_taking_turns_keep_a_page_each() -> None:
         }, scan_
 
 
-def test_a_scanner_whose_browser_died_starts_another() -> None:
-    """A scan whose Chromium went away fails with a ScanError; the next scan starts a new
-    Chromium and reads its DOM (the scanner is not left with pages of a dead browser)."""
-    scanner = DomScanner(BrowserOptions(), pages=1)
-    dom = "<html><body><a href='/x'>Link {n}</a></body></html>"
+LINK = "<html><body><a href='/x'>Link {n}</a>{more}</body></html>"
+BIG = "".join(
+    f"<div><a href='/p/{i}'>Item {i}</a><button>Buy {i}</button></div>" for i in range(3000)
+)
 
-    async def run() -> tuple[dict, dict]:
+
+def labels_of(text: str) -> list[str]:
+    return [c["label"] for c in parse_scan(text)["candidates"]][:1]
+
+
+async def crash(scanner: DomScanner) -> None:
+    """Chromium crashes (its own CDP command), not closed through Playwright."""
+    session = await scanner._browser.new_browser_cdp_session()
+    with contextlib.suppress(Exception):
+        await session.send("Browser.crash")
+
+
+async def scans_waiting(scanner: DomScanner, n: int) -> None:
+    """Until `n` scans wait for a page (the one page is busy with another)."""
+    async with asyncio.timeout(30):
+        while len(scanner._waiting) < n:
+            await asyncio.sleep(0.005)
+
+
+def test_a_scanner_whose_browser_crashed_between_scans_starts_another() -> None:
+    """Chromium crashed while no scan ran: the next scan starts a new one and reads its DOM
+    (no scan fails on a page of the dead browser)."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+
+    async def run() -> tuple[list[str], list[str], int]:
         try:
-            before = parse_scan(await scanner.scan(URL, dom.format(n=1)))
-            await scanner._browser.close()
-            with pytest.raises(ScanError):
-                await scanner.scan(URL, dom.format(n=2))
-            return before, parse_scan(await scanner.scan(URL, dom.format(n=3)))
+            before = labels_of(await scanner.scan(URL, LINK.format(n=1, more="")))
+            await crash(scanner)
+            async with asyncio.timeout(30):
+                while scanner._started:  # the crash is told through "disconnected"
+                    await asyncio.sleep(0.01)
+            after = labels_of(await scanner.scan(URL, LINK.format(n=2, more="")))
+            return before, after, scanner._browsers
         finally:
             await scanner.aclose()
 
-    before, after = asyncio.run(run())
-    assert [c["label"] for c in before["candidates"]] == ["Link 1"]
-    assert [c["label"] for c in after["candidates"]] == ["Link 3"]
+    assert asyncio.run(run()) == (["Link 1"], ["Link 2"], 2)
+
+
+def test_a_crash_under_a_scan_fails_that_scan_alone() -> None:
+    """One page; a scan is reading a large DOM and two wait for the page when Chromium
+    crashes. The scan under way fails with a ScanError (502 over HTTP); the two waiting start
+    a new Chromium and each gets its own DOM's answer; the pool holds its one page again."""
+    scanner = DomScanner(BrowserOptions(), pages=1, timeout_s=120)
+    huge = BIG * 8  # seconds of reading: still under way when Chromium crashes
+
+    async def run() -> tuple[list[Any], int, int]:
+        try:
+            await scanner.scan(URL, LINK.format(n=0, more=""))  # Chromium started
+            tasks = [asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=huge)))]
+            async with asyncio.timeout(30):
+                while scanner._free:  # the first has the page
+                    await asyncio.sleep(0.005)
+            tasks += [
+                asyncio.create_task(scanner.scan(URL, LINK.format(n=n, more=""))) for n in (2, 3)
+            ]
+            await scans_waiting(scanner, 2)
+            await crash(scanner)
+            async with asyncio.timeout(60):
+                done = await asyncio.gather(*tasks, return_exceptions=True)
+            return done, len(scanner._free), scanner._browsers
+        finally:
+            await scanner.aclose()
+
+    (first, second, third), free, browsers = asyncio.run(run())
+    assert isinstance(first, ScanError), str(first)[:200]
+    assert (labels_of(second), labels_of(third)) == (["Link 2"], ["Link 3"])
+    assert (free, browsers) == (1, 2)
+
+
+def test_a_scan_cancelled_while_it_waits_loses_no_page() -> None:
+    """One page: a scan cancelled while it waits for the page, and one cancelled while it
+    reads its DOM, leave the page to the next scan (a page lost there would leave every later
+    scan waiting for ever)."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+
+    async def run() -> tuple[list[str], int]:
+        try:
+            await scanner.scan(URL, LINK.format(n=0, more=""))
+            reading = asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=BIG)))
+            async with asyncio.timeout(30):
+                while scanner._free:  # reading has the page
+                    await asyncio.sleep(0.005)
+            waiting = asyncio.create_task(scanner.scan(URL, LINK.format(n=2, more="")))
+            await scans_waiting(scanner, 1)
+            waiting.cancel()
+            reading.cancel()
+            await asyncio.gather(reading, waiting, return_exceptions=True)
+            async with asyncio.timeout(30):
+                last = labels_of(await scanner.scan(URL, LINK.format(n=3, more="")))
+            return last, len(scanner._free)
+        finally:
+            await scanner.aclose()
+
+    assert asyncio.run(run()) == (["Link 3"], 1)
+
+
+def test_a_closed_scanner_fails_the_scans_that_wait() -> None:
+    """Closed while a scan waits for its one page (the server stopping): that scan fails with
+    a ScanError that says so instead of waiting for ever; a scan after that starts another
+    Chromium."""
+    scanner = DomScanner(BrowserOptions(), pages=1)
+
+    async def run() -> tuple[list[Any], bool, list[str]]:
+        try:
+            await scanner.scan(URL, LINK.format(n=0, more=""))
+            tasks = [asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=BIG)))]
+            async with asyncio.timeout(30):
+                while scanner._free:  # the first has the page
+                    await asyncio.sleep(0.005)
+            tasks.append(asyncio.create_task(scanner.scan(URL, LINK.format(n=2, more=""))))
+            await scans_waiting(scanner, 1)
+            await scanner.aclose()
+            async with asyncio.timeout(30):
+                done = await asyncio.gather(*tasks, return_exceptions=True)
+            closed = scanner._browser is None
+            return done, closed, labels_of(await scanner.scan(URL, LINK.format(n=3, more="")))
+        finally:
+            await scanner.aclose()
+
+    (_, waited), closed, later = asyncio.run(run())
+    assert isinstance(waited, ScanError) and "closed" in str(waited), str(waited)[:200]
+    assert (closed, later) == (True, ["Link 3"])
 
 
 def test_more_scans_at_once_than_pages_each_get_their_own_dom() -> None:
