@@ -288,7 +288,7 @@ SCAN = (
     const parent = el.parentElement;
     if (!parent) return 0;
     const c = new Map();
-    for (let ch = parent.firstElementChild; ch; ch = ch.nextElementSibling) c.set(signature(ch), (c.get(signature(ch)) || 0) + 1);
+    for (let ch = parent.firstElementChild; ch; ch = ch.nextElementSibling) { const s = signature(ch); c.set(s, (c.get(s) || 0) + 1); }
     for (let ch = parent.firstElementChild; ch; ch = ch.nextElementSibling) same.set(ch, c.get(signature(ch)));
     return same.get(el);
   };
