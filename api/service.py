@@ -79,10 +79,10 @@ from retrieval import (
 from retrieval.ranking import (
     Freshness,
     freshness_factor,
+    naming_grams,
     phrase_overlap,
     rerank,
     section_factor,
-    word_trigrams,
 )
 from retrieval.skills import (
     EdgeSkillIndex,
@@ -877,7 +877,7 @@ class Lore:
             scores[mode] = {h.chunk.id: h.score for h in self.store.search(query)}
         now = datetime.now(UTC)
         quoted = phrase_overlap(text, list(hits), len(hits)) if self.freshness.phrase_boost else []
-        grams = word_trigrams(text)
+        grams = naming_grams(text)
         explained = {}
         for index, hit in enumerate(hits):
             fresh = freshness_factor(hit.chunk, self.freshness, now)

@@ -197,17 +197,33 @@ def word_trigrams(text: str) -> set[tuple[str, ...]]:
     return _shingles(text)
 
 
+# A heading that is one identifier: an API operation's id or a function's name in camelCase or
+# snake_case ("findPets", "get_repository"), which names one section, unlike one or two plain
+# words ("Parameters", "Pets") that head many.
+_IDENTIFIER = re.compile(r"(?=\w{5,}$)(?=.*(?:[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]))[A-Za-z_]\w*")
+
+
 @lru_cache(maxsize=8192)
 def _heading_trigrams(heading: str) -> frozenset[tuple[str, ...]]:
-    """A heading's word trigrams; none under 3 words. Cached: the same headings come back
-    query after query, and making them was a third of a rerank's time."""
+    """What a query must hold to name a heading: its word trigrams, of 3 words or more, or the
+    identifier it is (as one word); else nothing. Cached: the same headings come back query
+    after query, and making them was a third of a rerank's time."""
     grams = _shingles(heading)
-    return frozenset(grams) if len(next(iter(grams), ())) == 3 else frozenset()
+    if len(next(iter(grams), ())) == 3:
+        return frozenset(grams)
+    name = heading.strip()
+    return frozenset({(name.lower(),)}) if _IDENTIFIER.fullmatch(name) else frozenset()
+
+
+def naming_grams(query: str) -> set[tuple[str, ...]]:
+    """The query's word trigrams and its words, as `section_factor` compares them."""
+    return _shingles(query) | {(word,) for word in _words(query)}
 
 
 def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
-    """1 + the section boost when the query (its `word_trigrams`) names the heading `chunk`
-    sits directly under: every word trigram of it, of 3 words or more; else 1."""
+    """1 + the section boost when the query (its `naming_grams`) names the heading `chunk`
+    sits directly under: every word trigram of it, of 3 words or more, or the identifier
+    it is; else 1."""
     if not policy.section_boost or not chunk.heading_path:
         return 1.0
     grams = _heading_trigrams(chunk.heading_path[-1])
@@ -230,7 +246,7 @@ def rerank(
         if query and policy.phrase_boost
         else [0.0] * len(hits)
     )
-    query_grams = _shingles(query) if query and policy.section_boost else set()
+    query_grams = naming_grams(query) if query and policy.section_boost else set()
     adjusted = []
     for hit, quoted in zip(hits, overlap, strict=True):
         factor = freshness_factor(hit.chunk, policy, moment) * (1 + policy.phrase_boost * quoted)

@@ -117,6 +117,33 @@ def test_a_query_that_names_a_section_gets_that_sections_own_text_first() -> Non
     assert rerank([pets], policy, 1, NOW, "pets")[0].score == 0.5
 
 
+def test_a_query_that_names_an_operation_by_its_id_gets_that_operations_own_text_first() -> None:
+    """Stoplight Elements heads each operation with its id alone ("findPets"): the sidebar
+    listing every operation and another operation's path line ranked above the description.
+    A heading that is one identifier (camelCase, snake_case) is named by a query that holds
+    it as a word; plain words of one or two ("Pets", "Parameters") still are not."""
+    text = "Returns all pets from the system that the user has access to."
+    description = Hit(replace(chunk("desc", text, 1), heading_path=("findPets",)), 0.62)
+    sidebar = Hit(chunk("nav", "findPets GET addPet POST find pet by id GET", 1), 0.7)
+    other = Hit(replace(chunk("add", "POST /pets", 1), heading_path=("addPet",)), 0.68)
+    hits = [sidebar, other, description]
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, section_boost=0.3)
+    order = [h.chunk.id for h in rerank(hits, policy, 3, NOW, "findPets GET /pets")]
+    assert order == ["desc", "nav", "add"]
+    # another operation's id, or the words of one split apart, name nothing
+    assert [h.chunk.id for h in rerank(hits, policy, 3, NOW, "listPets GET /pets")] == [
+        "nav",
+        "add",
+        "desc",
+    ]
+    assert rerank([description], policy, 1, NOW, "find pets")[0].score == 0.62
+    snake = Hit(replace(chunk("s", text, 1), heading_path=("find_pets",)), 0.5)
+    assert rerank([snake], policy, 1, NOW, "find_pets")[0].score == pytest.approx(0.5 * 1.3)
+    for plain in ("Parameters", "JSON", "Pets"):
+        hit = Hit(replace(chunk("w", text, 1), heading_path=(plain,)), 0.5)
+        assert rerank([hit], policy, 1, NOW, plain.lower())[0].score == 0.5, plain
+
+
 def test_last_modified_counts_over_fetch_time() -> None:
     stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
     fresh = chunk("b", "p q r", days_old=30)
