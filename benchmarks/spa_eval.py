@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -461,6 +462,12 @@ def main() -> None:
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="work in this new folder and leave the captures' knowledge bases there "
+        "(lore-<app>-<spec>: open one with api.Lore to see what a missed query finds)",
+    )
     args = parser.parse_args()
     apps = [a for a in args.apps.split(",") if a]
     unknown = set(apps) - set(PACKAGES)
@@ -469,7 +476,9 @@ def main() -> None:
     expected = json.loads((args.data / "specs" / "expected-operations.json").read_text())
     names = [s for s in args.specs.split(",") if s] or sorted(expected)
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    if args.keep:
+        args.keep.mkdir(parents=True)
+    with contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         root = site_root(args.data, work, apps)
         pages = doc_pages(root / "node_modules", args.pages)
