@@ -382,6 +382,13 @@ async def crash(scanner: DomScanner) -> None:
         await session.send("Browser.crash")
 
 
+async def page_taken(scanner: DomScanner) -> None:
+    """Until a scan has the one page."""
+    async with asyncio.timeout(30):
+        while scanner._free:
+            await asyncio.sleep(0.005)
+
+
 async def scans_waiting(scanner: DomScanner, n: int) -> None:
     """Until `n` scans wait for a page (the one page is busy with another)."""
     async with asyncio.timeout(30):
@@ -420,9 +427,7 @@ def test_a_crash_under_a_scan_fails_that_scan_alone() -> None:
         try:
             await scanner.scan(URL, LINK.format(n=0, more=""))  # Chromium started
             tasks = [asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=huge)))]
-            async with asyncio.timeout(30):
-                while scanner._free:  # the first has the page
-                    await asyncio.sleep(0.005)
+            await page_taken(scanner)
             tasks += [
                 asyncio.create_task(scanner.scan(URL, LINK.format(n=n, more=""))) for n in (2, 3)
             ]
@@ -450,9 +455,7 @@ def test_a_scan_cancelled_while_it_waits_loses_no_page() -> None:
         try:
             await scanner.scan(URL, LINK.format(n=0, more=""))
             reading = asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=BIG)))
-            async with asyncio.timeout(30):
-                while scanner._free:  # reading has the page
-                    await asyncio.sleep(0.005)
+            await page_taken(scanner)
             waiting = asyncio.create_task(scanner.scan(URL, LINK.format(n=2, more="")))
             await scans_waiting(scanner, 1)
             waiting.cancel()
@@ -477,9 +480,7 @@ def test_a_closed_scanner_fails_the_scans_that_wait() -> None:
         try:
             await scanner.scan(URL, LINK.format(n=0, more=""))
             tasks = [asyncio.create_task(scanner.scan(URL, LINK.format(n=1, more=BIG)))]
-            async with asyncio.timeout(30):
-                while scanner._free:  # the first has the page
-                    await asyncio.sleep(0.005)
+            await page_taken(scanner)
             tasks.append(asyncio.create_task(scanner.scan(URL, LINK.format(n=2, more=""))))
             await scans_waiting(scanner, 1)
             await scanner.aclose()
