@@ -195,6 +195,77 @@ def split_sections(markdown: str) -> list[Section]:
     return sections
 
 
+def merge_small(
+    sections: list[Section], budget: int, count: TokenCounter, whole: bool = False
+) -> list[Section]:
+    """Each heading's subsection tree that fits in `budget` tokens as one section, under that
+    heading, its subheadings kept as Markdown headings in the text: an app's panel that heads
+    a status code, "Body" and "Request" over a line each reads as one chunk, not six. Larger
+    trees are looked at heading by heading below. Sections under different top-level headings
+    are never joined, unless `whole`: the Markdown is one part of a section its caller names
+    (a region of a page under that page's heading), so its top-level headings are siblings."""
+    if whole and len(sections) > 1:
+        return _merge_node(sections, 0, budget, count)
+    return _merge_children(sections, 0, budget, count)
+
+
+def _merge_children(
+    sections: list[Section], depth: int, budget: int, count: TokenCounter
+) -> list[Section]:
+    """`sections` (sharing their first `depth` headings) with each heading at `depth` merged
+    as `_merge_node` does; a section of the shared heading itself stays as it is."""
+    out: list[Section] = []
+    start = 0
+    while start < len(sections):
+        path = sections[start].heading_path
+        if len(path) <= depth:
+            out.append(sections[start])
+            start += 1
+            continue
+        end = start + 1
+        while (
+            end < len(sections)
+            and len(sections[end].heading_path) > depth
+            and sections[end].heading_path[depth] == path[depth]
+        ):
+            end += 1
+        out += _merge_node(sections[start:end], depth + 1, budget, count)
+        start = end
+    return out
+
+
+def _merge_node(
+    sections: list[Section], depth: int, budget: int, count: TokenCounter
+) -> list[Section]:
+    if len(sections) > 1:
+        merged = _joined(sections)
+        if count(merged.text) <= budget:
+            return [merged]
+    return _merge_children(sections, depth, budget, count)
+
+
+def _joined(sections: list[Section]) -> Section:
+    """One section under the headings all of `sections` share, the others written as headings
+    one level below each other (a bare heading, whose text is its title, only as its heading)."""
+    paths = [s.heading_path for s in sections]
+    shared = 0
+    while all(len(p) > shared and p[shared] == paths[0][shared] for p in paths):
+        shared += 1
+    parts: list[str] = []
+    written: tuple[str, ...] = paths[0][:shared]
+    for section in sections:
+        path = section.heading_path
+        common = 0
+        while common < min(len(path), len(written)) and path[common] == written[common]:
+            common += 1
+        for level in range(common, len(path)):
+            parts.append(f"{'#' * min(6, level - shared + 2)} {path[level]}")
+        written = path
+        if len(path) <= shared or section.text != path[-1]:
+            parts.append(section.text)
+    return Section(paths[0][:shared], "\n\n".join(parts))
+
+
 def split_sentences(paragraph: str) -> list[str]:
     return [s for s in (p.strip() for p in _SENTENCE_END.split(paragraph)) if s]
 
@@ -400,10 +471,16 @@ def chunk_markdown(
     max_tokens: int = 200,
     overlap_tokens: int = 32,
     count: TokenCounter = count_words,
+    merge_tokens: int = 0,
+    whole: bool = False,
 ) -> list[TextChunk]:
-    """Split Markdown into heading-aware chunks, in document order."""
+    """Split Markdown into heading-aware chunks, in document order. With `merge_tokens`, a
+    heading's subsections that fit in that many tokens together are one chunk (`merge_small`)."""
+    sections = split_sections(markdown)
+    if merge_tokens:
+        sections = merge_small(sections, min(merge_tokens, max_tokens), count, whole)
     return [
         chunk
-        for section in split_sections(markdown)
+        for section in sections
         for chunk in chunk_section(section, max_tokens, overlap_tokens, count)
     ]

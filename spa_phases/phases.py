@@ -178,8 +178,16 @@ class PhaseIngestor:
         chunks: list[Chunk] = []
         options = self._chunking
         for region in found:
+            # An app heads a line or two with each label (a status code, "Body", "Request"):
+            # a heading's small subsections are read as one chunk. A region under a heading
+            # (an operation's panel) is one section of it.
             pieces = chunk_markdown(
-                region.markdown, options.max_tokens, options.overlap_tokens, self._count_tokens
+                region.markdown,
+                options.max_tokens,
+                options.overlap_tokens,
+                self._count_tokens,
+                merge_tokens=options.max_tokens,
+                whole=bool(region.heading_path),
             )
             # A region that opens with a short line and no heading (an API operation's
             # "GET /pets", a card's name) gets that line as context for its other chunks.

@@ -236,3 +236,81 @@ def test_a_list_of_bare_headings_is_kept_and_a_lone_one_is_not() -> None:
         (("Vec", "Auto Trait Implementations", "impl Sync"), "impl Sync"),
     ]
     assert split_sections("# Patients\n") == []
+
+
+PANEL = """# getRepository
+
+get /2.0/repositories/{username}/{slug}
+
+## Request
+
+### Path Parameters
+
+slug string required
+
+## Responses
+
+### 200
+
+The repository
+
+#### Body
+
+slug string owner object
+"""
+
+
+def test_a_heading_s_small_subsections_are_one_chunk_that_keeps_them_as_headings() -> None:
+    [chunk] = chunk_markdown(PANEL, max_tokens=200, overlap_tokens=0, merge_tokens=200)
+    assert chunk.heading_path == ("getRepository",)
+    assert chunk.text == (
+        "get /2.0/repositories/{username}/{slug}\n\n## Request\n\n### Path Parameters\n\n"
+        "slug string required\n\n## Responses\n\n### 200\n\nThe repository\n\n#### Body\n\n"
+        "slug string owner object"
+    )
+    # without merging, every label heads a chunk of its own
+    assert len(chunk_markdown(PANEL, max_tokens=200, overlap_tokens=0)) == 4
+
+
+def test_a_tree_over_the_budget_is_merged_heading_by_heading_below() -> None:
+    long = " ".join(f"w{n}" for n in range(30))
+    markdown = PANEL.replace("slug string required", long)
+    chunks = chunk_markdown(markdown, max_tokens=200, overlap_tokens=0, merge_tokens=30)
+    assert [(c.heading_path, c.text.split("\n\n")[0]) for c in chunks] == [
+        (("getRepository",), "get /2.0/repositories/{username}/{slug}"),
+        (("getRepository", "Request", "Path Parameters"), long),  # 30 words, no room to join
+        (("getRepository", "Responses", "200"), "The repository"),  # with its "Body"
+    ]
+    assert chunks[2].text == "The repository\n\n## Body\n\nslug string owner object"
+
+
+def test_top_level_headings_are_joined_only_when_the_markdown_is_one_section_s_part() -> None:
+    markdown = "## Request\n\nslug string\n\n## Responses\n\n200\n"
+    apart = chunk_markdown(markdown, max_tokens=200, overlap_tokens=0, merge_tokens=200)
+    assert [c.heading_path for c in apart] == [("Request",), ("Responses",)]
+    [whole] = chunk_markdown(markdown, 200, 0, merge_tokens=200, whole=True)
+    assert whole.heading_path == ()
+    assert whole.text == "## Request\n\nslug string\n\n## Responses\n\n200"
+
+
+def test_a_merged_list_of_bare_headings_writes_each_title_once() -> None:
+    markdown = "# Vec\n\nA vector.\n\n## Auto Trait Implementations\n### impl Send\n### impl Sync\n"
+    [chunk] = chunk_markdown(markdown, merge_tokens=200)
+    assert chunk.heading_path == ("Vec",)
+    assert chunk.text == (
+        "A vector.\n\n## Auto Trait Implementations\n\n### impl Send\n\n### impl Sync"
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=documents(), max_tokens=st.integers(30, 120), merge=st.integers(1, 120))
+def test_merging_keeps_every_sentence_in_order_within_the_budget(
+    doc: tuple[str, list[str]], max_tokens: int, merge: int
+) -> None:
+    markdown, order = doc
+    chunks = chunk_markdown(markdown, max_tokens, 0, merge_tokens=merge, whole=True)
+    assert all(count_words(c.text) <= max_tokens for c in chunks)
+    text = "\n".join(c.text for c in chunks)
+    places = [text.find(sentence) for sentence in order]
+    assert -1 not in places and places == sorted(places)
+    assert len(chunks) <= len(chunk_markdown(markdown, max_tokens, 0))

@@ -338,3 +338,31 @@ def test_blocks_with_headings_of_their_own_are_not_joined(
         c for c in resolve(client, "pulls query parameter state", k=20) if "state" in c["text"]
     ]
     assert "Path Parameters" not in block["text"] and ":is(" not in block["scope"]
+
+
+PANEL = """<html><body><main><h1>getPullRequests</h1><p>GET /repositories/{{owner}}/pulls</p>
+<div data-testid="request-panel"><h2>Request</h2><h3>Path Parameters</h3><p>owner string</p>
+<h3>Query Parameters</h3><p>state string, one of: {states}</p>
+<h2>Responses</h2><p>200</p></div></main></body></html>"""
+
+
+def test_a_panel_s_small_subsections_are_one_chunk_under_its_heading(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Stoplight Elements heads each line of an operation's panel ("Request", "Path
+    Parameters", "Query Parameters", "Responses"): chunk by chunk, `state` ranked 14th for
+    its own operation. The panel is one chunk under the operation, its headings in its text."""
+    client = make_client()
+    post(client, "initial", PANEL.format(states="open, merged"))
+    found = resolve(client, "getPullRequests query parameter state", k=20)
+    (panel,) = [c for c in found if "state" in c["text"]]
+    assert panel["headingPath"] == ["getPullRequests"]
+    assert panel["text"] == (
+        "## Request\n\n### Path Parameters\n\nowner string\n\n### Query Parameters\n\n"
+        "state string, one of: open, merged\n\n## Responses\n\n200"
+    )
+    # The panel is still the region that supersedes: a changed value replaces it.
+    after = post(client, "post_interaction", PANEL.format(states="open, closed"), "click(#r)")
+    assert after["superseded"] == 1
+    texts = [c["text"] for c in resolve(client, "getPullRequests query parameter state", k=20)]
+    assert any("open, closed" in t for t in texts) and not any("merged" in t for t in texts)
