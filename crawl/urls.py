@@ -55,11 +55,14 @@ def _is_tracking(name: str) -> bool:
 
 def route_fragment(fragment: str) -> str:
     """A fragment that routes a single-page app (`#/plugins`, `#!/users/7`), normalised
-    (`/plugins`, `!/users/7`); "" for an in-page anchor (`#install`) or the root route (`#/`)."""
+    (`/plugins`, `!/users/7`); "" for an in-page anchor (`#install`) or the root route (`#/`).
+    A second `#` starts the route's own in-page anchor, as hash routers (Vue Router, docute)
+    write a link to a heading: `#/plugins#usage` is `/plugins`, `#/#contributors` the root."""
     match = _ROUTE.match(fragment)
     if not match:
         return ""
-    path = posixpath.normpath(quote(unquote(match["path"]), safe=_PATH_SAFE + "?"))
+    route = match["path"].split("#", 1)[0]
+    path = posixpath.normpath(quote(unquote(route), safe=_PATH_SAFE + "?"))
     path = "/" + path.lstrip("/")
     return "" if path == "/" else f"{match['bang']}{path}"
 

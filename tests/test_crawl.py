@@ -311,6 +311,9 @@ def test_sitemap_parsing_refuses_what_is_not_a_sitemap() -> None:
         ("http://docs.test/app/#!/users/./7", "http://docs.test/app#!/users/7"),
         ("http://docs.test/#/", "http://docs.test/"),
         ("http://docs.test/guide#install", "http://docs.test/guide"),
+        # A route's own in-page anchor, as hash routers write a link to a heading, is not a page.
+        ("http://docs.test/#/#contributors", "http://docs.test/"),
+        ("http://docs.test/#/DEVELOPMENT#release", "http://docs.test/#/DEVELOPMENT"),
     ],
 )
 def test_canonical_urls(url: str, expected: str) -> None:

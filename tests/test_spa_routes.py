@@ -1,6 +1,7 @@
 """Single-page apps as people build them, in real headless Chromium on 127.0.0.1: a hash-routed
 documentation app (a sidebar of routes, a button that hides the navigation, heading anchors,
-"Copy" buttons, no ids) and an API reference whose operations repeat the same controls ("200",
+"Copy" buttons, a table of contents whose links are the route's own anchors `#/install#usage`,
+no ids) and an API reference whose operations repeat the same controls ("200",
 "400"), scrolled to its end at load, with a "Collapse all" button. Client-side routes become
 pages of their own, every operation's panels are opened, and collapsing or copying supersedes
 nothing."""
@@ -47,11 +48,12 @@ const pages = """
         + str({path: list(page) for path, page in DOC_PAGES.items()}).replace("'", '"')
         + """;
 function render() {
-  const path = location.hash.replace(/^#/, '') || '/';
+  const path = location.hash.replace(/^#/, '').split('#')[0] || '/';
   const [title, text] = pages[path] || ['Not found', 'There is no such page.'];
   const slug = 'usage-' + path.replace(/\\W/g, '');
   const main = document.querySelector('main');
   main.innerHTML = `<h1>${title}</h1><p>${text}</p>`
+    + `<nav class="toc"><a href="#${path}#${slug}">Usage</a></nav>`
     + `<h2 id="${slug}">Usage <a href="#${slug}">#</a></h2>`
     + `<pre><code>wgt show ${path}</code></pre><button class="copy">Copy</button>`;
   const copy = main.querySelector('.copy');
@@ -121,6 +123,7 @@ def test_a_route_is_captured_and_crawled_under_its_own_url(
     listed = client.get("/knowledge/documents", params={"limit": 100}).json()["documents"]
     urls = {d["url"] for d in listed}
     assert {route_url(site, p) for p in DOC_PAGES} <= urls, urls
+    assert not any("usage" in url for url in urls), urls  # a route's own anchor is no page
     for path, (_, sentence) in DOC_PAGES.items():
         top = resolve(client, route_url(site, path), sentence, k=3)
         assert any(c["url"] == route_url(site, path) for c in top), (path, top)
