@@ -284,7 +284,8 @@ class StoreProcess:
         except BaseException:
             shutil.rmtree(self._directory, ignore_errors=True)
             raise
-        threading.Thread(target=self._watch, name=f"{name}-watch", daemon=True).start()
+        self._watcher = threading.Thread(target=self._watch, name=f"{name}-watch", daemon=True)
+        self._watcher.start()
         # Stopped before multiprocessing's exit handler would SIGTERM and then join it (a
         # `Lore` never closed): that join would wait for a stop nobody sends.
         self._finalizer = multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
@@ -338,6 +339,10 @@ class StoreProcess:
         self._finalizer.cancel()
         with self._lock:
             _end(self._process, self._control, timeout_s)
+        # The watcher waits on the same process: when its wait reaps the process first, the
+        # process reads as alive until that thread has recorded the exit code. Let it finish.
+        if threading.current_thread() is not self._watcher:
+            self._watcher.join(timeout_s)
         shutil.rmtree(self._directory, ignore_errors=True)
 
 
