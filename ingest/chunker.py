@@ -204,7 +204,7 @@ def merge_small(
     trees are looked at heading by heading below. Sections under different top-level headings
     are never joined, unless `whole`: the Markdown is one part of a section its caller names
     (a region of a page under that page's heading), so its top-level headings are siblings."""
-    if whole and len(sections) > 1:
+    if whole:
         return _merge_node(sections, 0, budget, count)
     return _merge_children(sections, 0, budget, count)
 

@@ -387,10 +387,7 @@ def _end(process: multiprocessing.process.BaseProcess, control: Connection, wait
     if process.is_alive():
         log.warning("the store process did not stop within %.0f s: killed", wait_s)
         process.kill()
-        # A killed process ends once the kernel has taken it down: on a loaded machine that
-        # took over 5 s once in a full test run. Wait for it, or stop() returns with the
-        # process still holding the store's files.
-        process.join(60)
+        process.join(5)
     control.close()
 
 
