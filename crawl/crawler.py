@@ -509,10 +509,13 @@ class SiteCrawl:
             body = await self._renderer.render(final, body, headers.get("content-type"))
             headers["content-type"] = "text/html; charset=utf-8"  # the DOM, serialised
             soup = BeautifulSoup(body, "lxml")
+        # A rendered page is told from another by its text: the DOM also holds which sidebar
+        # entry is highlighted, so the same view under a link to one of its headings
+        # (docsify's `#/page?id=usage`) would not read as a duplicate.
+        digest = bytes_hash(soup.get_text(" ", strip=True).encode() if rendered else body)
         stored_as, links = self._read(soup, url, final, depth, rendered)
         if stored_as is None:
             return
-        digest = bytes_hash(body)
         first_url = self._hashes.setdefault(digest, stored_as)
         if first_url != stored_as:
             self._record(

@@ -482,7 +482,11 @@ class Explorer:
             after = await self._state()
         elif effect == "routed":
             route = _route(after["url"])
-            if route not in self._routes_seen:
+            if not _new_text(before["signatures"], after["signatures"]):
+                # The address changed and the view shows nothing new: a link to a heading
+                # written as a route (docsify's `#/?id=usage`), not a page of its own.
+                self._routes_seen.add(route)
+            elif route not in self._routes_seen:
                 self._routes_seen.add(route)
                 stored, superseded = await self.snapshot(None, route=route)
                 if stored:
@@ -713,6 +717,13 @@ def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
 def _controls(scan: Scan) -> set[tuple[str, str]]:
     """A scan's controls by selector and label (how the explorer tells them apart)."""
     return {(c.selector, c.label) for c in scan.candidates}
+
+
+def _new_text(before: list[str], after: list[str]) -> bool:
+    """Whether the view `after` shows text that `before` did not (a sidebar entry's highlight
+    or the scroll position are no new text)."""
+    shown = {sig.split("|", 1)[-1] for sig in before}
+    return any(text not in shown for text in (sig.split("|", 1)[-1] for sig in after) if text)
 
 
 def _similarity(before: list[str], after: list[str]) -> float:

@@ -1,10 +1,10 @@
 """Single-page apps as people build them, in real headless Chromium on 127.0.0.1: a hash-routed
 documentation app (a sidebar of routes, a button that hides the navigation, heading anchors,
-"Copy" buttons, a table of contents whose links are the route's own anchors `#/install#usage`,
-no ids) and an API reference whose operations repeat the same controls ("200",
-"400"), scrolled to its end at load, with a "Collapse all" button. Client-side routes become
-pages of their own, every operation's panels are opened, and collapsing or copying supersedes
-nothing."""
+"Copy" buttons, a table of contents whose links are the route's own anchors `#/install#usage`
+and `#/install?id=usage` (the same view but for the sidebar's highlight), no ids) and an API
+reference whose operations repeat the same controls ("200", "400"), scrolled to its end at
+load, with a "Collapse all" button. Client-side routes become pages of their own, every
+operation's panels are opened, and collapsing or copying supersedes nothing."""
 
 from __future__ import annotations
 
@@ -48,14 +48,18 @@ const pages = """
         + str({path: list(page) for path, page in DOC_PAGES.items()}).replace("'", '"')
         + """;
 function render() {
-  const path = location.hash.replace(/^#/, '').split('#')[0] || '/';
+  const path = location.hash.replace(/^#/, '').split(/[#?]/)[0] || '/';
   const [title, text] = pages[path] || ['Not found', 'There is no such page.'];
   const slug = 'usage-' + path.replace(/\\W/g, '');
   const main = document.querySelector('main');
   main.innerHTML = `<h1>${title}</h1><p>${text}</p>`
-    + `<nav class="toc"><a href="#${path}#${slug}">Usage</a></nav>`
+    + `<nav class="toc"><a href="#${path}#${slug}">Usage</a>`
+    + `<a href="#${path}?id=${slug}">Usage, by id</a></nav>`
     + `<h2 id="${slug}">Usage <a href="#${slug}">#</a></h2>`
     + `<pre><code>wgt show ${path}</code></pre><button class="copy">Copy</button>`;
+  document.querySelectorAll('.sidebar a').forEach((a) => {
+    a.className = a.getAttribute('href') === (location.hash || '#/') ? 'active' : '';
+  });
   const copy = main.querySelector('.copy');
   copy.addEventListener('click', () => { copy.textContent = 'Copied'; });
 }
