@@ -121,6 +121,7 @@ class Capture:
             scope_prefix: str | None = None,
             supersede: bool = True,
             url: str | None = None,
+            before: str | None = None,
         ) -> int:
             snapshot = Snapshot(
                 tenant_id=self._tenant_id,
@@ -132,6 +133,7 @@ class Capture:
                 source_id=self._source_id,
                 scope_prefix=scope_prefix,
                 supersede=supersede,
+                shown_before=before,
             )
             try:
                 result = await self._ingest(snapshot)
@@ -149,10 +151,10 @@ class Capture:
             return result.chunks
 
         async def explorer_sink(
-            dom: str, trigger: str | None, supersede: bool, route: str | None
+            dom: str, trigger: str | None, supersede: bool, route: str | None, shown: str | None
         ) -> tuple[int, int]:
             before = report.superseded
-            stored = await sink(dom, trigger, supersede=supersede, url=route)
+            stored = await sink(dom, trigger, supersede=supersede, url=route, before=shown)
             return stored, report.superseded - before
 
         options = replace(self._options, max_actions=spec.max_actions)

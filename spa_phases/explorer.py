@@ -221,14 +221,15 @@ class DeterministicPolicy:
 
 
 # Actions that switch the view in place: what they hide is still true, so nothing they replace
-# is superseded (a Refresh or Approve button's change is).
+# is superseded (a Refresh or Approve button's change is), nor by any control in a navigation.
 VIEW_SWITCHES = frozenset(
     {"tab", "list_item", "pagination", "details", "expander", "dropdown", "load_more"}
 )
 
-SnapshotSink = Callable[[str, str | None, bool, str | None], Awaitable[tuple[int, int]]]
+SnapshotSink = Callable[[str, str | None, bool, str | None, str | None], Awaitable[tuple[int, int]]]
 """(dom, trigger action or None for the initial phase, supersede, the client-side route's URL
-or None for the page's own) -> (chunks stored, superseded)."""
+or None for the page's own, the DOM just before the action or None) -> (chunks stored,
+superseded)."""
 
 
 class _Network:
@@ -327,12 +328,19 @@ class Explorer:
         return state
 
     async def snapshot(
-        self, trigger: str | None, supersede: bool = True, route: str | None = None
+        self,
+        trigger: str | None,
+        supersede: bool = True,
+        route: str | None = None,
+        before: str | None = None,
     ) -> tuple[int, int]:
+        return await self.sink(await self._dom(), trigger, supersede, route, before)
+
+    async def _dom(self) -> str:
         await self.page.evaluate(MARK_HIDDEN)
         dom = await self.page.evaluate(SERIALIZE) or await self.page.content()
         await self.page.evaluate(UNMARK_HIDDEN)
-        return await self.sink(dom, trigger, supersede, route)
+        return str(dom)
 
     # acting --------------------------------------------------------------------------------------
 
@@ -454,9 +462,19 @@ class Explorer:
         if choice.pattern == "list_item":
             self._opened[choice.list] += 1
         started = time.monotonic()
+        # A control in a navigation (a sidebar entry that shows an operation in place) switches
+        # the view too.
+        supersede = (
+            choice.pattern not in VIEW_SWITCHES
+            and not choice.nav
+            and not HIDING.search(choice.label)
+        )
+        # What may be superseded is what the action replaced: what was on screen before it,
+        # not the other views stored earlier under the same region.
+        shown = await self._dom() if supersede else None
         await self.page.evaluate(RESET_CHANGES)
         try:
-            await self.page.click(choice.selector, timeout=3000)
+            await self._click(choice.selector)
         except Exception as exc:
             log.info("explorer: %s failed: %s", choice.action, str(exc).splitlines()[0])
             step = Step(
@@ -500,8 +518,9 @@ class Explorer:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:
                 region = None
-            supersede = choice.pattern not in VIEW_SWITCHES and not HIDING.search(choice.label)
-            stored, superseded = await self.snapshot(choice.action, supersede=supersede)
+            stored, superseded = await self.snapshot(
+                choice.action, supersede=supersede, before=shown
+            )
             if effect == "opened_dialog":  # its content is stored; close it to go on
                 await self._close_dialog()
                 after = await self._state()
@@ -522,6 +541,18 @@ class Explorer:
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
         return step, after
+
+    async def _click(self, selector: str) -> None:
+        """Click as a person would. When another element takes the click (a sticky section
+        header over a collapsed list, a transparent overlay), the element's own `click()`, as
+        its page's scripts would: its handler runs all the same."""
+        try:
+            await self.page.click(selector, timeout=3000)
+        except Exception as exc:
+            if "intercepts pointer events" not in str(exc):
+                raise
+            log.info("explorer: %s is covered: clicked by script", selector)
+            await self.page.locator(selector).first.evaluate("el => el.click()", timeout=1000)
 
     async def _own_controls(self) -> bool:
         """Whether the view on screen has tabs or disclosures of its own to act on later (not
@@ -553,9 +584,9 @@ class Explorer:
         await self.settle()
 
         async def sink(
-            dom: str, trigger: str | None, supersede: bool, _: str | None
+            dom: str, trigger: str | None, supersede: bool, _: str | None, before: str | None
         ) -> tuple[int, int]:
-            return await self.sink(dom, trigger, supersede, route)
+            return await self.sink(dom, trigger, supersede, route, before)
 
         inner = Explorer(
             self.page,

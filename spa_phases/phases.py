@@ -63,6 +63,11 @@ class Snapshot:
     # False for an action that switches between views (a tab, a list item, a page of results):
     # the other views' content is still true, only not shown, so nothing is superseded.
     supersede: bool = True
+    # The DOM just before the action, where the sender knows it (lore's own explorer): only
+    # what it showed can be superseded, not another view stored earlier under the same region
+    # (an operation a sidebar entry showed before the one on screen). None: whatever of the
+    # regions this snapshot covers.
+    shown_before: str | bytes | None = None
 
 
 @dataclass(frozen=True)
@@ -147,7 +152,12 @@ class PhaseIngestor:
             )
         elif self._exists(snapshot.tenant_id, doc_id):
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
-        superseded = self._supersede(others, chunks, keep, parts) if snapshot.supersede else 0
+        superseded = 0
+        if snapshot.supersede:
+            shown = others
+            if snapshot.shown_before is not None:
+                shown = self._shown(replace(snapshot, dom=snapshot.shown_before), others)
+            superseded = self._supersede(shown, chunks, keep, parts)
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
@@ -159,6 +169,27 @@ class PhaseIngestor:
             flagged=sum(1 for c in keep if c.flag),
             changed_scopes=tuple(dict.fromkeys(c.scope or "" for c in keep)),
         )
+
+    def _shown(self, before: Snapshot, others: list[Chunk]) -> list[Chunk]:
+        """The stored chunks the DOM `before` showed: the same chunk, or (its regions run
+        together otherwise) words all shown in its region."""
+        try:
+            found = regions(before.dom, self._max_dom_bytes)
+            packed, _ = _packed(found, self._count_tokens, self._chunking.max_tokens)
+            chunks = self._chunks(before, None, "", packed)
+        except SnapshotError:  # it showed nothing lore reads
+            return []
+        hashes = {c.content_hash for c in chunks}
+        words: dict[str, set[str]] = defaultdict(set)
+        for chunk in chunks:
+            for scope in _members(chunk.scope or ""):
+                words[scope].update(_words(chunk.text))
+        return [
+            c
+            for c in others
+            if c.content_hash in hashes
+            or any(_words(c.text) <= words[scope] for scope in _members(c.scope or ""))
+        ]
 
     def _exists(self, tenant_id: str, doc_id: str) -> bool:
         try:

@@ -220,6 +220,59 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     assert not any("every widget" in c["text"] for c in listed), listed
 
 
+GUIDES = [
+    ("Create a gadget", "Gadgets are created from a blueprint and a serial number."),
+    ("Pair a gadget", "Pairing binds a gadget to one account for its whole life."),
+    ("Retire a gadget", "A retired gadget keeps its logs for ninety days."),
+]
+
+# A sidebar of entries without links (role=link) that show one guide at a time in the same
+# place, under a transparent layer that takes a person's clicks (as a sticky header over a
+# folded list does); each guide has a button that replaces its sample with another.
+NAV_VIEWS = Page(
+    (
+        "<html><head><title>Gadget guides</title></head><body>"
+        '<nav class="sidebar" style="width: 300px"><div class="section">GUIDES</div>'
+        + "".join(
+            f'<div role="link" tabindex="0" class="entry" data-n="{n}">{title}</div>'
+            for n, (title, _) in enumerate(GUIDES)
+        )
+        + '</nav><div class="layer" style="position: fixed; left: 0; top: 0; width: 300px; '
+        'height: 100%"></div><main id="view"><p>Pick a guide.</p></main><script>\nconst guides = '
+        + str([list(g) for g in GUIDES]).replace("'", '"')
+        + """;
+document.querySelectorAll('.entry').forEach((entry) => entry.addEventListener('click', () => {
+  const [title, text] = guides[entry.dataset.n];
+  document.querySelector('#view').innerHTML = `<h2>${title}</h2><p>${text}</p>`
+    + `<pre>gadget ${entry.dataset.n} schema</pre><button class="sample">Show the sample</button>`;
+  document.querySelector('.sample').addEventListener('click', () => {
+    document.querySelector('pre').textContent = `gadget ${entry.dataset.n} sample: {"id": 7}`;
+  });
+}));
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_sidebar_entries_under_a_layer_are_opened_and_no_view_supersedes_another(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/guides"] = NAV_VIEWS
+    client = make_client()
+    url = site.url("/guides")
+    job = capture(client, url, maxActions=20)
+    assert job["status"] == "completed", job
+    labels = [s["label"] for s in model(client, site)["steps"] if s["effect"] != "failed"]
+    assert {title for title, _ in GUIDES} <= set(labels), labels  # clicked through the layer
+    assert "Show the sample" in labels, labels
+    # Each guide is still served: only what the sample button replaced on screen (the last
+    # guide's schema) can be superseded, not the guides shown before it in the same place.
+    for title, text in GUIDES:
+        found = " ".join(c["text"] for c in resolve(client, url, f"{title} {text}", k=8))
+        assert text in found, (title, found)
+    assert job["counts"]["superseded"] <= 1, job["counts"]
+
+
 SHADOW = Page(
     b"""<html><head><title>Gadget reference</title></head><body><h1>Gadget reference</h1>
 <gadget-doc></gadget-doc>
