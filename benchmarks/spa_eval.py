@@ -59,14 +59,15 @@ PACKAGES = {
     # a folder of its own, so the READMEs the documentation pages come from stay the same
     # (redoc 3 needs a package the registry does not have: 2.5).
     "redoc": "redoc@2.5.4",
+    "openapi-explorer": "openapi-explorer@2.4.820",
     "docsify": "docsify@4.13.1",
 }
-API_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "redoc")
+API_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "redoc", "openapi-explorer")
 DOC_APPS = ("docute", "vitepress", "docsify")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = ("redoc", "docsify")
+HOLDOUT = ("redoc", "openapi-explorer", "docsify")
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -93,6 +94,12 @@ document.getElementById('api').appendChild(el);</script></body></html>""",
 <script src="/holdout_modules/redoc/bundles/redoc.standalone.js"></script>
 <script>Redoc.init('/specs/' + new URLSearchParams(location.search).get('spec'), {},
   document.getElementById('redoc'));</script></body></html>""",
+    "openapi-explorer": """<!doctype html><html><head><meta charset="utf-8">
+<title>OpenAPI Explorer</title>
+<script type="module" src="/holdout_modules/openapi-explorer/dist/browser/openapi-explorer.min.js">
+</script></head><body><openapi-explorer id="doc" hide-console></openapi-explorer>
+<script>document.getElementById('doc').setAttribute('spec-url',
+  '/specs/' + new URLSearchParams(location.search).get('spec'));</script></body></html>""",
 }
 
 
