@@ -91,13 +91,14 @@ document.getElementById('api').appendChild(el);</script></body></html>""",
   .get('spec'), hideClientButton: true, withDefaultFonts: false});</script></body></html>""",
     "redoc": """<!doctype html><html><head><meta charset="utf-8"><title>Redoc</title></head>
 <body><div id="redoc"></div>
-<script src="/holdout_modules/redoc/bundles/redoc.standalone.js"></script>
+<script src="/holdout/redoc/redoc/bundles/redoc.standalone.js"></script>
 <script>Redoc.init('/specs/' + new URLSearchParams(location.search).get('spec'), {},
   document.getElementById('redoc'));</script></body></html>""",
     "openapi-explorer": """<!doctype html><html><head><meta charset="utf-8">
 <title>OpenAPI Explorer</title>
-<script type="module" src="/holdout_modules/openapi-explorer/dist/browser/openapi-explorer.min.js">
-</script></head><body><openapi-explorer id="doc" hide-console></openapi-explorer>
+<script type="module"
+  src="/holdout/openapi-explorer/openapi-explorer/dist/browser/openapi-explorer.min.js"></script></head>
+<body><openapi-explorer id="doc" hide-console></openapi-explorer>
 <script>document.getElementById('doc').setAttribute('spec-url',
   '/specs/' + new URLSearchParams(location.search).get('spec'));</script></body></html>""",
 }
@@ -142,7 +143,7 @@ def site_root(data: Path, work: Path, apps: list[str]) -> Path:
     shutil.copytree(CACHE / "node_modules", root / "node_modules", symlinks=True)
     for app in set(apps) & set(HOLDOUT):
         modules = npm(PACKAGES[app], CACHE.parent / f"spa-{app}")
-        shutil.copytree(modules, root / "holdout_modules", symlinks=True, dirs_exist_ok=True)
+        shutil.copytree(modules, root / "holdout" / app, symlinks=True)
     return root
 
 
@@ -395,9 +396,9 @@ def docsify_site(root: Path, pages: list[dict[str, str]]) -> str:
     config = {"basePath": "docs/", "loadSidebar": True, "name": "Docs"}
     (site / "index.html").write_text(
         '<!doctype html><html><head><meta charset="utf-8"><title>Docs</title>'
-        '<link rel="stylesheet" href="/holdout_modules/docsify/lib/themes/vue.css"></head><body>'
+        '<link rel="stylesheet" href="/holdout/docsify/docsify/lib/themes/vue.css"></head><body>'
         f'<div id="app"></div><script>window.$docsify = {json.dumps(config)};</script>'
-        '<script src="/holdout_modules/docsify/lib/docsify.min.js"></script></body></html>'
+        '<script src="/holdout/docsify/docsify/lib/docsify.min.js"></script></body></html>'
     )
     return "/sites/docsify/index.html"
 
