@@ -106,8 +106,12 @@ _CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
 
 
 def _candidates(raw: dict[str, Any]) -> list[Candidate]:
+    # A segmented control (a Model | Example toggle drawn as plain buttons) is a tab strip.
     return [
-        Candidate(**{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS})
+        Candidate(
+            **{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS}
+            | ({"pattern": "tab"} if c.get("segment") else {})
+        )
         for c in raw["candidates"]
     ]
 

@@ -417,6 +417,18 @@ SCAN = (
     for (let a = el.parentElement, n = 0; a && n < 5; a = a.parentElement, n++) if (a.querySelector('pre')) return true;
     return false;
   };
+  // A tab strip drawn without roles: two to eight buttons side by side, exactly one of them
+  // marked as the one showing (pressed, current, selected, or an "active" class), as a
+  // Model | Example toggle. The explorer acts on it as on tabs; the agent scan still calls
+  // it a button.
+  const MARKED = /^(active|selected|current|is-active|is-selected|is-current)$/;
+  const marked = (b) => ['aria-pressed', 'aria-current', 'aria-selected'].some(a => b.getAttribute(a) === 'true')
+    || Array.from(b.classList).some(c => MARKED.test(c));
+  const segment = (el) => {
+    if (el.tagName !== 'BUTTON' || !el.parentElement) return false;
+    const group = Array.from(el.parentElement.children).filter(b => b.tagName === 'BUTTON');
+    return group.length >= 2 && group.length <= 8 && group.filter(marked).length === 1;
+  };
   // An image's alt text, `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
   const IMAGE = 'img[alt], img[data-lore-alt]';
   const altOf = (el) => el && (el.getAttribute('alt') || el.getAttribute('data-lore-alt'));
@@ -463,6 +475,7 @@ SCAN = (
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),
+      segment: pattern === 'button' && segment(el),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),

@@ -228,7 +228,8 @@ GUIDES = [
 
 # A sidebar of entries without links (role=link) that show one guide at a time in the same
 # place, under a transparent layer that takes a person's clicks (as a sticky header over a
-# folded list does); each guide has a button that replaces its sample with another.
+# folded list does). Each guide shows its schema, a Model | Example toggle drawn as two plain
+# buttons (one marked active), and a Refresh button that replaces the schema with a new one.
 NAV_VIEWS = Page(
     (
         "<html><head><title>Gadget guides</title></head><body>"
@@ -242,12 +243,22 @@ NAV_VIEWS = Page(
         + str([list(g) for g in GUIDES]).replace("'", '"')
         + """;
 document.querySelectorAll('.entry').forEach((entry) => entry.addEventListener('click', () => {
-  const [title, text] = guides[entry.dataset.n];
-  document.querySelector('#view').innerHTML = `<h2>${title}</h2><p>${text}</p>`
-    + `<pre>gadget ${entry.dataset.n} schema</pre><button class="sample">Show the sample</button>`;
-  document.querySelector('.sample').addEventListener('click', () => {
-    document.querySelector('pre').textContent = `gadget ${entry.dataset.n} sample: {"id": 7}`;
-  });
+  const n = entry.dataset.n;
+  const [title, text] = guides[n];
+  const view = document.querySelector('#view');
+  view.innerHTML = `<h2>${title}</h2><p>${text}</p>`
+    + '<div class="switch"><button class="tab-btn active">Model</button>'
+    + '<button class="tab-btn">Example</button></div>'
+    + `<pre>Gadget ${n} schema, version one</pre><button class="refresh">Refresh</button>`;
+  const [model, example] = view.querySelectorAll('.tab-btn');
+  const show = (on, off, body) => {
+    on.classList.add('active'); off.classList.remove('active');
+    view.querySelector('pre').textContent = body;
+  };
+  model.addEventListener('click', () => show(model, example, `Gadget ${n} schema, version one`));
+  example.addEventListener('click', () => show(example, model, `Gadget ${n} sample: {"id": 7}`));
+  view.querySelector('.refresh').addEventListener('click', () =>
+    show(model, example, `Gadget ${n} schema, version two`));
 }));
 </script></body></html>"""
     ).encode()
@@ -262,15 +273,24 @@ def test_sidebar_entries_under_a_layer_are_opened_and_no_view_supersedes_another
     url = site.url("/guides")
     job = capture(client, url, maxActions=20)
     assert job["status"] == "completed", job
-    labels = [s["label"] for s in model(client, site)["steps"] if s["effect"] != "failed"]
-    assert {title for title, _ in GUIDES} <= set(labels), labels  # clicked through the layer
-    assert "Show the sample" in labels, labels
-    # Each guide is still served: only what the sample button replaced on screen (the last
-    # guide's schema) can be superseded, not the guides shown before it in the same place.
-    for title, text in GUIDES:
+    steps = {s["label"]: s for s in model(client, site)["steps"] if s["effect"] != "failed"}
+    assert {title for title, _ in GUIDES} <= set(steps), steps  # clicked through the layer
+    # The toggle is a tab strip: its other view supersedes nothing.
+    assert steps["Example"]["pattern"] == "tab", steps["Example"]
+    assert steps["Example"]["superseded"] == 0, steps["Example"]
+    assert steps["Refresh"]["superseded"] >= 1, steps["Refresh"]
+    # Refresh replaced the schema on screen (the last guide's); the guides shown before it in
+    # the same place keep theirs, and every guide and example is still served.
+    last = len(GUIDES) - 1
+    for n, (title, text) in enumerate(GUIDES):
         found = " ".join(c["text"] for c in resolve(client, url, f"{title} {text}", k=8))
         assert text in found, (title, found)
-    assert job["counts"]["superseded"] <= 1, job["counts"]
+        schema = " ".join(c["text"] for c in resolve(client, url, f"Gadget {n} schema", k=8))
+        assert f"Gadget {n} schema, version {'two' if n == last else 'one'}" in schema, schema
+        if n == last:
+            assert f"Gadget {n} schema, version one" not in schema, schema  # superseded
+    examples = " ".join(c["text"] for c in resolve(client, url, "Gadget sample", k=8))
+    assert 'sample: {"id": 7}' in examples, examples
 
 
 SHADOW = Page(
