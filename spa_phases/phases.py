@@ -119,12 +119,8 @@ class PhaseIngestor:
             raise SnapshotError(f"triggerAction is longer than {MAX_TRIGGER} characters")
         if snapshot.phase == "initial":
             trigger = None
-        found = regions(snapshot.dom, self._max_dom_bytes)
         doc_id = snapshot_document_id(snapshot.tenant_id, snapshot.url, snapshot.phase, trigger)
-        packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
-        if snapshot.scope_prefix:
-            parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}
-        chunks = self._chunks(snapshot, trigger, doc_id, packed)
+        found, chunks, parts = self._read(snapshot, trigger, doc_id)
         store = self._indexer.store
         stored = store.scroll(
             ChunkFilter(
@@ -161,7 +157,7 @@ class PhaseIngestor:
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
-            regions=len(found),
+            regions=found,
             chunks=len(keep),
             embedded=embedded,
             known=len(chunks) - len(keep),
@@ -170,13 +166,22 @@ class PhaseIngestor:
             changed_scopes=tuple(dict.fromkeys(c.scope or "" for c in keep)),
         )
 
+    def _read(
+        self, snapshot: Snapshot, trigger: str | None, doc_id: str
+    ) -> tuple[int, list[Chunk], dict[str, set[str]]]:
+        """A snapshot's DOM read: how many regions it has, its chunks, and each packed run's
+        members' own words by scope (see `_packed`). Raises SnapshotError."""
+        found = regions(snapshot.dom, self._max_dom_bytes)
+        packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
+        if snapshot.scope_prefix:
+            parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}
+        return len(found), self._chunks(snapshot, trigger, doc_id, packed), parts
+
     def _shown(self, before: Snapshot, others: list[Chunk]) -> list[Chunk]:
         """The stored chunks the DOM `before` showed: the same chunk, or (its regions run
         together otherwise) words all shown in its region."""
         try:
-            found = regions(before.dom, self._max_dom_bytes)
-            packed, _ = _packed(found, self._count_tokens, self._chunking.max_tokens)
-            chunks = self._chunks(before, None, "", packed)
+            _, chunks, _ = self._read(before, None, "")
         except SnapshotError:  # it showed nothing lore reads
             return []
         hashes = {c.content_hash for c in chunks}
