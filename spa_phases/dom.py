@@ -58,11 +58,17 @@ CONTROL_ROLES = frozenset(
         *("checkbox", "radio", "switch", "treeitem"),
     }
 )
+# A named element (an id, a test id) is a container when it says this much: one with fewer words
+# is a phrase of the container around it (Kong's spec renderer tests every label, `get`, `/pets`,
+# `integer`, which made one-word chunks), as a status line "Status: Pending. The request
+# waits…" with an id is not.
+NAMED_WORDS = 6
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
 # when they have no id, from this many alike.
 REPEATED = 3
 # Marked by lore's in-browser capture on elements whose computed style hides them.
 HIDDEN_MARK = "data-lore-hidden"
+_WORD = re.compile(r"\w+")
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
 # "scalar-refs-0-47"): not the same element in the next render. As page_scripts' GENERATED.
@@ -175,7 +181,7 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
         return False  # a control's label belongs to the text around it
     if stable_id(element) is not None or bool(element.get("data-testid")):
-        return True
+        return len(_WORD.findall(element.text_content(), 0)) >= NAMED_WORDS
     if element.tag in LANDMARK_TAGS:
         return (
             next(element.iterancestors("article", "section", "main", "aside", "nav"), None) is None
