@@ -155,7 +155,8 @@ const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value
 # inline elements the layout sets apart from the element before them with nothing between
 # (`data-lore-apart`: the items of a flex or grid, a span shown as a block), so that the
 # Markdown keeps their words apart: Stoplight Elements' "Allowed values: open merged declined"
-# is three spans in a flex row, which read "openmergeddeclined".
+# is three spans in a flex row, which read "openmergeddeclined"; Kong's spec renderer's
+# "limit" "integer" are spans with a margin between them.
 MARK_HIDDEN = (
     "() => {"
     + _COMMON
@@ -173,6 +174,9 @@ MARK_HIDDEN = (
     while (at && (at.nodeType === 8 || (at.nodeType === 3 && !at.textContent))) at = at.previousSibling;
     return at;
   };
+  // Set apart by the page's style: a margin or gap between two boxes on one line, or the
+  // second on a line of its own (Kong's "limit" "integer" "(int32)", spans with margins).
+  const spaced = (a, b) => a.width > 0 && b.width > 0 && (b.left - a.right >= 2 || b.top >= a.bottom - 1);
   const walk = (el, display) => {
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
@@ -188,7 +192,8 @@ MARK_HIDDEN = (
       } else {
         const prior = before(child);
         const runsOn = prior && (prior.nodeType === 1 || !/\s$/.test(prior.textContent));
-        const apart = /flex|grid/.test(display) || LAID_OUT.test(style.display) || (prior && prior === blockBefore);
+        const apart = /flex|grid/.test(display) || LAID_OUT.test(style.display) || (prior && prior === blockBefore)
+          || (prior && prior.nodeType === 1 && spaced(prior.getBoundingClientRect(), r));
         if (runsOn && apart && INLINE.test(child.tagName) && !child.closest('pre')) {
           child.setAttribute('data-lore-apart', '1');
         }

@@ -134,7 +134,8 @@ def test_words_the_layout_sets_apart_are_stored_apart(
 <span>Allowed values:</span><div style="display: flex; gap: 4px"><span>open</span><!--v-if-->\
 <span>merged</span><!----><span>declined</span></div><p>Sort:<span style="display: block">newest\
 </span><b>first</b></p><p>The filter is <span>op</span><span>tional</span>; it is
-<b>case</b><span style="display: block">sensitive</span>.</p></div>""",
+<b>case</b><span style="display: block">sensitive</span>.</p>
+<p>Parameter: <span style="margin-right: 8px">limit</span><span>integer</span></p></div>""",
         "",
     )
     client = make_client()
@@ -144,6 +145,7 @@ def test_words_the_layout_sets_apart_are_stored_apart(
     assert "open merged declined" in text and "Sort: newest first" in text
     assert "optional" in text  # inline spans that run on: one word
     assert "case sensitive" in text
+    assert "limit integer" in text  # a margin between two spans (Kong's spec renderer)
 
 
 def test_accordion_answers_and_a_status_that_changes(
