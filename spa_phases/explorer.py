@@ -49,6 +49,7 @@ Effect = Literal[
 # links); links to client-side routes (`#/plugins`) and navigation links are, once each.
 PRIORITY = {
     "cookie_dismiss": 0,
+    "option": 0,  # a choice in a listbox just opened: picked before anything closes it
     "tab": 1,
     "details": 2,
     "expander": 3,
@@ -62,7 +63,7 @@ PRIORITY = {
 }
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
 # routes, lists and pages; a view's buttons are mostly copy, share and try-it).
-IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown"})
+IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 # What hides, closes or copies shows nothing new: what it replaces stays true.
 HIDING = re.compile(
     r"\b(collapse|hide|close|less|fewer|copy|copied|minimi[sz]e|fold|dismiss|clear)\b", re.I
@@ -88,6 +89,7 @@ class Candidate:
     variant: bool = False  # shows a code sample in another language or HTTP client
     container: str = ""  # the operation, card or section it belongs to
     url: str = ""  # a link's absolute target
+    open: bool = False  # a summary whose details are open: a click only folds them
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -106,11 +108,16 @@ _CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
 
 
 def _candidates(raw: dict[str, Any]) -> list[Candidate]:
-    # A segmented control (a Model | Example toggle drawn as plain buttons) is a tab strip.
+    """The scan's controls as the explorer acts on them. A segmented control (a Model | Example
+    toggle drawn as plain buttons) is a tab strip; a button styled as a select opens a dropdown;
+    a choice in an open listbox or menu is an option, picked as a tab is. The agent scan keeps
+    calling them buttons and list items."""
     return [
         Candidate(
             **{k: v for k, v in c.items() if k in _CANDIDATE_FIELDS}
             | ({"pattern": "tab"} if c.get("segment") else {})
+            | ({"pattern": "dropdown"} if c.get("picker") else {})
+            | ({"pattern": "option"} if c.get("option") else {})
         )
         for c in raw["candidates"]
     ]
@@ -227,7 +234,7 @@ class DeterministicPolicy:
 # Actions that switch the view in place: what they hide is still true, so nothing they replace
 # is superseded (a Refresh or Approve button's change is), nor by any control in a navigation.
 VIEW_SWITCHES = frozenset(
-    {"tab", "list_item", "pagination", "details", "expander", "dropdown", "load_more"}
+    {"tab", "list_item", "pagination", "details", "expander", "dropdown", "option", "load_more"}
 )
 
 SnapshotSink = Callable[[str, str | None, bool, str | None, str | None], Awaitable[tuple[int, int]]]
@@ -285,6 +292,10 @@ class Explorer:
         self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
+        # The dropdown just opened, and the choices each dropdown has shown (its label when
+        # opened, the options picked): opened again, it offers only the others.
+        self._picker: Candidate | None = None
+        self._choices: dict[str, set[str]] = {}
         self._first_scan: Scan | None = None
         self._last_scan: Scan | None = None
         self._raw: dict[str, Any] | None = None  # the first scan as the scanner returned it
@@ -353,7 +364,7 @@ class Explorer:
         for c in scan.candidates:
             # A code sample in one language more says nothing new and, stored once per
             # language and operation, crowds the descriptions out of the answers.
-            if not c.visible or c.disabled or c.destructive or c.chrome or c.variant:
+            if not c.visible or c.disabled or c.destructive or c.chrome or c.variant or c.open:
                 continue
             if (
                 c.pattern not in PRIORITY
@@ -362,6 +373,8 @@ class Explorer:
             ):
                 continue
             if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
+                continue
+            if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue
             if self._shared is not None and not _own_in_route(c, self._shared):
                 continue
@@ -417,8 +430,10 @@ class Explorer:
                     break
                 continue
             no_change = 0
-            if step.effect == "routed":
-                continue  # another page was stored and the explorer went back: not a cycle
+            if step.effect == "routed" or step.pattern == "option":
+                # Another page was stored and the explorer went back, or a dropdown closed on
+                # the choice picked in it: not a cycle.
+                continue
             # Back in a state the page was in before, after changing: a cycle.
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
             if seen >= o.state_repeats:
@@ -465,6 +480,11 @@ class Explorer:
             )
         if choice.pattern == "list_item":
             self._opened[choice.list] += 1
+        if choice.pattern == "option" and self._picker:
+            self._shown(self._picker).add(choice.label)
+        self._picker = choice if choice.pattern == "dropdown" else None
+        if self._picker:
+            self._shown(self._picker).add(choice.label)
         started = time.monotonic()
         # A control in a navigation (a sidebar entry that shows an operation in place) switches
         # the view too.
@@ -545,6 +565,11 @@ class Explorer:
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
         return step, after
+
+    def _shown(self, picker: Candidate) -> set[str]:
+        # By its container: its own selector is positional and shifts as its listbox comes
+        # and goes beside it.
+        return self._choices.setdefault(picker.container or picker.selector, set())
 
     async def _click(self, selector: str) -> None:
         """Click as a person would. When another element takes the click (a sticky section

@@ -434,6 +434,24 @@ SCAN = (
     const group = Array.from(el.parentElement.children).filter(b => b.tagName === 'BUTTON');
     return group.length >= 2 && group.length <= 8 && group.filter(marked).length === 1;
   };
+  // A choice in an open listbox or menu (a response code's "default" under "200"): the control
+  // that stands for it, unless it is the one chosen already. The explorer picks each, as tabs.
+  const OPTION = '[role=option], [role=menuitem], [role=menuitemradio], [role=menuitemcheckbox]';
+  const choiceOf = (el) => {
+    const o = el.closest(OPTION);
+    return o && o.closest('[role=listbox], [role=menu]') ? o : null;
+  };
+  const chosen = (o) => o.getAttribute('aria-selected') === 'true' || o.getAttribute('aria-checked') === 'true';
+  // A select drawn as a button (no aria-haspopup): it or a near ancestor is classed as a
+  // select, combobox or picker (Kong's "select-dropdown"; not any dropdown: "tryit-dropdown"
+  // holds a console).
+  const PICKER = /(^|[-_])(select|combobox|picker|listbox)([-_]|$)/i;
+  const picker = (el) => {
+    for (let a = el, n = 0; a && n < 3; a = a.parentElement, n++) {
+      if (Array.from(a.classList).some(c => PICKER.test(c))) return true;
+    }
+    return false;
+  };
   // An image's alt text, `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
   const IMAGE = 'img[alt], img[data-lore-alt]';
   const altOf = (el) => el && (el.getAttribute('alt') || el.getAttribute('data-lore-alt'));
@@ -442,7 +460,7 @@ SCAN = (
   let shown = 0;
   for (const el of all) {
     // A list row whose own control is listed too: the control stands for the row.
-    if (el.matches('li[data-id], tr[data-id]') && el.querySelector('a[href], button, [role=button]')) continue;
+    if (el.matches('li[data-id], tr[data-id], ' + OPTION) && el.querySelector('a[href], button, [role=button]')) continue;
     const isVisible = shown_(el);
     if (isVisible) shown++;
     const text = label(el) || clean(el.getAttribute('title') || altOf(el) || altOf(el.querySelector(IMAGE)), 80);
@@ -481,6 +499,9 @@ SCAN = (
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
+      option: !!choiceOf(el) && !chosen(choiceOf(el)) && !(href && !href.startsWith('#')),
+      picker: pattern === 'button' && !choiceOf(el) && !el.closest('[role=listbox], [role=menu]') && picker(el),
+      open: el.tagName === 'SUMMARY' && !!el.parentElement && el.parentElement.hasAttribute('open'),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),

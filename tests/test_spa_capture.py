@@ -148,6 +148,63 @@ def test_words_the_layout_sets_apart_are_stored_apart(
     assert "limit integer" in text  # a margin between two spans (Kong's spec renderer)
 
 
+RESPONSES = {
+    "200": "A page of pets in the store, newest first.",
+    "404": "No pet store is known under that name.",
+    "default": "An unexpected error, with a code and a message.",
+}
+
+
+def test_a_select_drawn_as_a_button_shows_each_choice(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """As in Kong's spec renderer: an operation's response code is a plain button in a
+    `select-dropdown`, without aria attributes; it opens a listbox, and picking an option shows
+    that response. Each choice is picked once (the one showing is not picked again); the
+    operation's open `details` is not folded; its labels with test ids (`get`, `/pets`) stay
+    in its chunk."""
+    site.pages["/pets-api"] = app(
+        """<h1>Pets API</h1><div data-testid="operation-list-pets"><h2>List pets</h2>
+<span data-testid="method">get</span><span data-testid="path" style="margin-left: 6px">/pets\
+</span><p>Lists the pets of a store, twenty to a page.</p>
+<details open><summary>Response</summary><div class="select-dropdown"><div class="wrapper">\
+<button class="trigger-button" type="button">200</button></div></div>
+<div id="response-body">A page of pets in the store, newest first.</div></details></div>""",
+        f"""
+const RESPONSES = {json.dumps(RESPONSES)};
+const trigger = document.querySelector('.trigger-button');
+trigger.addEventListener('click', () => {{
+  if (document.querySelector('[role=listbox]')) return;
+  const box = document.createElement('div');
+  box.setAttribute('role', 'listbox');
+  box.innerHTML = '<ul>' + Object.keys(RESPONSES).map(code => '<li role="option" aria-selected="'
+    + (code === trigger.textContent) + '"><button type="button">' + code + '</button></li>')
+    .join('') + '</ul>';
+  box.querySelectorAll('button').forEach(b => b.addEventListener('click', () => {{
+    trigger.textContent = b.textContent;
+    document.getElementById('response-body').textContent = RESPONSES[b.textContent];
+    box.remove();
+  }}));
+  trigger.parentElement.parentElement.appendChild(box);
+}});
+""",
+    )
+    client = make_client()
+    url = site.url("/pets-api")
+    job = capture(client, url, maxActions=12)
+    assert job["status"] == "completed", job
+    for code, text in RESPONSES.items():
+        found = " ".join(c["text"] for c in resolve(client, url, f"list pets response {code}"))
+        assert text in found, (code, found)
+    steps = model(client, site)["steps"]
+    picked = [s["label"] for s in steps if s["pattern"] == "option"]
+    assert sorted(picked) == ["404", "default"], steps  # each once; 200 was showing
+    assert not any(s["label"] == "Response" for s in steps)  # the open details stay open
+    chunks = resolve(client, url, "list pets get /pets", k=20)
+    assert any("get /pets" in c["text"] and "twenty to a page" in c["text"] for c in chunks)
+    assert all(c["text"].strip() not in ("get", "/pets") for c in chunks)
+
+
 def test_accordion_answers_and_a_status_that_changes(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:
