@@ -16,12 +16,14 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Three more apps, not run by default, check that what was tuned on the six holds on apps lore
-was not tuned on: Redoc and openapi-explorer (API references over the same specs) and docsify
+Four more apps, not run by default, check that what was tuned on the six holds on apps lore
+was not tuned on: Redoc, openapi-explorer and Kong's spec renderer (API references over the
+same specs; Kong's shows each response code through a select drawn as a button) and docsify
 (hash-routed, its own headings linked as `#/page?id=heading`).
 
     .venv/bin/python benchmarks/spa_eval.py
-        [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,redoc,openapi-explorer,docsify]
+        [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
+                redoc,openapi-explorer,spec-renderer,docsify]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -61,13 +63,22 @@ PACKAGES = {
     "redoc": "redoc@2.5.4",
     "openapi-explorer": "openapi-explorer@2.4.820",
     "docsify": "docsify@4.13.1",
+    "spec-renderer": "@kong/spec-renderer@1.107.15",
 }
-API_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "redoc", "openapi-explorer")
+API_APPS = (
+    "swagger-ui",
+    "rapidoc",
+    "elements",
+    "scalar",
+    "redoc",
+    "openapi-explorer",
+    "spec-renderer",
+)
 DOC_APPS = ("docute", "vitepress", "docsify")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = ("redoc", "openapi-explorer", "docsify")
+HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer")
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -101,6 +112,16 @@ document.getElementById('api').appendChild(el);</script></body></html>""",
 <body><openapi-explorer id="doc" hide-console></openapi-explorer>
 <script>document.getElementById('doc').setAttribute('spec-url',
   '/specs/' + new URLSearchParams(location.search).get('spec'));</script></body></html>""",
+    # Kong's spec renderer (a Vue web component; routes #/operations/<id> as it scrolls).
+    "spec-renderer": """<!doctype html><html><head><meta charset="utf-8">
+<title>Spec Renderer</title><link rel="stylesheet" href="KONG/spec-renderer.css"></head><body>
+<kong-spec-renderer id="doc" navigation-type="hash"></kong-spec-renderer>
+<script src="KONG/kong-spec-renderer.web-component.umd.js"></script>
+<script>document.getElementById('doc').setAttribute('spec-url',
+  '/specs/' + new URLSearchParams(location.search).get('spec'));
+KongSpecRenderer.registerKongSpecRenderer();</script></body></html>""".replace(
+        "KONG", "/holdout/spec-renderer/@kong/spec-renderer/dist"
+    ),
 }
 
 
@@ -508,8 +529,8 @@ def main() -> None:
     parser.add_argument(
         "--apps",
         default=",".join(DEFAULT_APPS),
-        help="also redoc, openapi-explorer and docsify: apps lore was not tuned on, to check "
-        "that it generalises",
+        help="also redoc, openapi-explorer, spec-renderer (Kong's) and docsify: apps lore was "
+        "not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
