@@ -181,7 +181,7 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
         return False  # a control's label belongs to the text around it
     if stable_id(element) is not None or bool(element.get("data-testid")):
-        return len(_WORD.findall(element.text_content(), 0)) >= NAMED_WORDS
+        return len(_WORD.findall(element.text_content())) >= NAMED_WORDS
     if element.tag in LANDMARK_TAGS:
         return (
             next(element.iterancestors("article", "section", "main", "aside", "nav"), None) is None

@@ -181,7 +181,7 @@ MARK_HIDDEN = (
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
       const style = getComputedStyle(child);
-      const r = child.getBoundingClientRect();
+      const r = rectOf(child);
       const offscreen = r.right + scrolled().x < -100 || r.bottom + scrolled().y < -100 || r.left > 10000;
       const tiny = parseFloat(style.fontSize) < 2;
       const clipped = style.clipPath === 'inset(50%)' || style.clip === 'rect(0px, 0px, 0px, 0px)';
@@ -193,7 +193,7 @@ MARK_HIDDEN = (
         const prior = before(child);
         const runsOn = prior && (prior.nodeType === 1 || !/\s$/.test(prior.textContent));
         const apart = /flex|grid/.test(display) || LAID_OUT.test(style.display) || (prior && prior === blockBefore)
-          || (prior && prior.nodeType === 1 && spaced(prior.getBoundingClientRect(), r));
+          || (prior && prior.nodeType === 1 && spaced(rectOf(prior), r));
         if (runsOn && apart && INLINE.test(child.tagName) && !child.closest('pre')) {
           child.setAttribute('data-lore-apart', '1');
         }
@@ -492,6 +492,7 @@ SCAN = (
     const disabled = el.disabled || el.getAttribute('aria-disabled') === 'true';
     const repeated = itemOf(el);
     const container = containerOfFast(el);
+    const choice = choiceOf(el);
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route',
@@ -499,8 +500,8 @@ SCAN = (
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
-      option: !!choiceOf(el) && !chosen(choiceOf(el)) && !(href && !href.startsWith('#')),
-      picker: pattern === 'button' && !choiceOf(el) && !el.closest('[role=listbox], [role=menu]') && picker(el),
+      option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
+      picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),
       open: el.tagName === 'SUMMARY' && !!el.parentElement && el.parentElement.hasAttribute('open'),
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
