@@ -256,13 +256,14 @@ SCAN = (
   const any = query + ', ' + FIELDS;
   // A script's click handler leaves no trace in the markup; the pointer cursor it is styled
   // with does (a sidebar group that opens, "pets" with a chevron): the outermost such element
-  // that holds no control and sits in none, with a short text.
+  // that holds no control and sits in none, with a short text: a name, a summary line at most
+  // (OpenAPI UI's sidebar entries, "list-searchable-fields Provides the general information…").
   const pointer = (el) => {
     if (getComputedStyle(el).cursor !== 'pointer') return false;
     const up = el.parentElement;
     if (up && getComputedStyle(up).cursor === 'pointer') return false;
     const text = el.textContent.trim();
-    return text.length > 0 && text.length <= 80 && !el.closest(query) && !el.querySelector(any);
+    return text.length > 0 && text.length <= 200 && !el.closest(query) && !el.querySelector(any);
   };
   for (const el of deepAll('*')) {
     if (el.matches(any)) {

@@ -331,7 +331,9 @@ GROUPED = Page(
     b"""<html><head><title>Pet API</title><style>.group { cursor: pointer; }</style></head>
 <body><nav class="toc"><div><a href="#/">Overview</a></div>
 <div class="group" title="pets">pets <svg width="8" height="8"></svg></div>
-<div><a href="#/schemas/Pet">Pet</a></div><div><a href="#/schemas/Error">Error</a></div></nav>
+<div><a href="#/schemas/Pet">Pet</a></div><div><a href="#/schemas/Error">Error</a></div>
+<div class="group" data-to="/schemas/Owner">Owner <small>Provides the general information about
+an owner and the list of pets that the owner keeps at home.</small></div></nav>
 <main></main><script>
 const texts = {
   '/': 'The pet API keeps a register of pets.',
@@ -340,12 +342,17 @@ const texts = {
   '/operations/showPetById': 'Shows one pet with its vaccination dates.',
   '/schemas/Pet': 'A pet has an id, a name and an optional tag.',
   '/schemas/Error': 'An error carries a code and a message.',
+  '/schemas/Owner': 'An owner has a name and keeps one pet or more.',
 };
 const ops = [['listPets', 'List all pets'], ['createPets', 'Create a pet'],
              ['showPetById', 'Info for a specific pet']];
 // The group opens on a click handler (nothing in the markup says it is a control) and puts
 // its operations in the list, after itself: the schemas below move down.
 const group = document.querySelector('.group');
+// An entry that routes on a click handler, with a summary line under its name.
+document.querySelector('[data-to]').addEventListener('click', (e) => {
+  location.hash = e.currentTarget.dataset.to;
+});
 group.addEventListener('click', () => {
   if (group.classList.toggle('open')) {
     group.insertAdjacentHTML('afterend', ops.map(([id, name]) =>
@@ -368,7 +375,8 @@ def test_a_group_that_opens_by_script_is_opened_and_each_route_visited_once(
 ) -> None:
     """The explorer finds a control by its pointer cursor alone, and a route that moved into a
     position an earlier click used ("Pet" was where "List all pets" is once the group is open)
-    is still visited: what was clicked is known by selector and label."""
+    is still visited: what was clicked is known by selector and label. An entry that says more
+    than its name (a summary line under it, as OpenAPI UI's sidebar) is a control too."""
     site.pages["/pets"] = GROUPED
     client = make_client()
     job = capture(client, site.url("/pets"), maxActions=20)
@@ -381,6 +389,7 @@ def test_a_group_that_opens_by_script_is_opened_and_each_route_visited_once(
         "/operations/showPetById",
         "/schemas/Pet",
         "/schemas/Error",
+        "/schemas/Owner",
     }, understanding["routes"]
     shown = resolve(client, site.url("/pets#/operations/showPetById"), "")
     own = " ".join(c["text"] for c in shown)
