@@ -68,6 +68,12 @@ NAMED_WORDS = 6
 REPEATED = 3
 # Marked by lore's in-browser capture on elements whose computed style hides them.
 HIDDEN_MARK = "data-lore-hidden"
+# Marked by the capture on a box its layout sets apart from the one before it (as ingest's
+# HTML writer reads it): "Parameters" "URL Path" "Header" in a heading are words apart.
+APART_MARK = "data-lore-apart"
+# Marked by the capture on a line drawn as a title but not marked up as one; its value is the
+# level (ingest's HTML writer writes it as a heading of that level).
+TITLE_MARK = "data-lore-title"
 _WORD = re.compile(r"\w+")
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
@@ -205,13 +211,40 @@ def _repeated(element: lxml.html.HtmlElement) -> bool:
 
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_BLOCKS = frozenset({"div", "p", "li", "tr", "br"})
 
 
 def _labels(by_id: dict[str, lxml.html.HtmlElement], ids: str) -> tuple[str, ...]:
     """The text of the elements `ids` names (a tab panel's tab: "200" over a response's
     description)."""
-    texts = (" ".join(by_id[i].text_content().split()) for i in ids.split() if i in by_id)
+    texts = (_heading_text(by_id[i]) for i in ids.split() if i in by_id)
     return tuple(t for t in texts if t)
+
+
+def _heading_level(element: lxml.html.HtmlElement) -> int:
+    """1-6 for a heading (or a line the capture marked as a title), else 0."""
+    if element.tag in _HEADINGS:
+        return int(element.tag[1])
+    mark = element.get(TITLE_MARK) or ""
+    return int(mark) if mark in ("1", "2", "3", "4", "5", "6") else 0
+
+
+def _heading_text(element: lxml.html.HtmlElement) -> str:
+    """A heading's words as the page shows them: blocks, and boxes set apart, are words
+    apart."""
+    parts: list[str] = []
+
+    def walk(e: lxml.html.HtmlElement) -> None:
+        parts.append(e.text or "")
+        for child in e:
+            if isinstance(child.tag, str):
+                if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
+                    parts.append(" ")
+                walk(child)
+            parts.append(child.tail or "")
+
+    walk(element)
+    return " ".join("".join(parts).split())
 
 
 def _titles(outline: list[tuple[int, str]]) -> tuple[str, ...]:
@@ -270,10 +303,9 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                 outline = []
         elif element in hidden and element.getparent() not in hidden:
             entered.append((element, list(outline)))
-        if element.tag in _HEADINGS:
-            level = int(element.tag[1])
+        if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]
-            if title := " ".join(element.text_content().split()):
+            if title := _heading_text(element):
                 outline.append((level, title))
     # Innermost first: a container's Markdown is taken, then it is cut out of its parent.
     found: list[Region] = []

@@ -156,14 +156,20 @@ const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value
 # (`data-lore-apart`: the items of a flex or grid, a span shown as a block), so that the
 # Markdown keeps their words apart: Stoplight Elements' "Allowed values: open merged declined"
 # is three spans in a flex row, which read "openmergeddeclined"; Kong's spec renderer's
-# "limit" "integer" are spans with a margin between them.
+# "limit" "integer" are spans with a margin between them. And a line drawn as a title but not
+# marked up as one (`data-lore-title`, its level): a line, not a paragraph, that opens with a
+# few bold or large words in a box of their own (not run on into a sentence), leading a block
+# whose headings all come after it, as OpenAPI UI's operation name in bold with its summary
+# beside it, over its "Description", "Parameters" and "Responses"; the headings it leads are
+# one level below it.
 MARK_HIDDEN = (
     "() => {"
     + _COMMON
     + r"""
   let marked = 0;
-  for (const el of deepAll('[data-lore-hidden], [data-lore-apart]')) {
+  for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title]')) {
     el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');
+    el.removeAttribute('data-lore-title');
   }
   const INLINE = /^(A|ABBR|B|BDI|CITE|CODE|DATA|DFN|EM|I|KBD|LABEL|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR)$/;
   const LAID_OUT = /^(block|flex|grid|list-item|table)$/;
@@ -177,6 +183,30 @@ MARK_HIDDEN = (
   // Set apart by the page's style: a margin or gap between two boxes on one line, or the
   // second on a line of its own (Kong's "limit" "integer" "(int32)", spans with margins).
   const spaced = (a, b) => a.width > 0 && b.width > 0 && (b.left - a.right >= 2 || b.top >= a.bottom - 1);
+  // Lines that may be titles: a block of 30 words at most (not a paragraph, not a label ending
+  // in a colon) whose first words, 8 at most, are bold or large.
+  const HEADS = 'h1, h2, h3, h4, h5, h6';
+  const bodySize = document.body ? parseFloat(getComputedStyle(document.body).fontSize) || 16 : 16;
+  const lines = [];
+  const firstWords = (el) => {
+    const at = document.createTreeWalker(el, NodeFilter.SHOW_TEXT,
+      {acceptNode: (t) => t.data.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP}).nextNode();
+    return at && at.parentElement;
+  };
+  // Whether plain words follow `el` on its line ("<b>Note</b> that …": a sentence, not a
+  // name with a summary box beside it).
+  const inSentence = (el, line) => {
+    for (let at = el; at && at !== line; at = at.parentElement) {
+      let next = at.nextSibling;
+      while (next && (next.nodeType === 8 || (next.nodeType === 3 && !next.data.trim()))) next = next.nextSibling;
+      if (next) return next.nodeType === 3;
+    }
+    return false;
+  };
+  const strong = (el) => {
+    const style = el && getComputedStyle(el);
+    return !!style && (parseInt(style.fontWeight, 10) >= 600 || parseFloat(style.fontSize) >= 1.2 * bodySize);
+  };
   const walk = (el, display) => {
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
@@ -198,11 +228,38 @@ MARK_HIDDEN = (
           child.setAttribute('data-lore-apart', '1');
         }
         blockBefore = INLINE.test(child.tagName) && LAID_OUT.test(style.display) ? child : null;
+        if (LAID_OUT.test(style.display) && !/^(H[1-6]|P)$/.test(child.tagName)) {
+          const text = child.textContent.trim();
+          const words = text.split(/\s+/);
+          const lead = words[0] && words.length <= 30 && !/[:;,]$/.test(text) && !child.querySelector('p')
+            && firstWords(child);
+          if (lead && strong(lead) && lead.textContent.trim().split(/\s+/).length <= 8
+              && !inSentence(lead, child)) lines.push(child);
+        }
         walk(child, style.display);
       }
     }
   };
   if (document.body) walk(document.body, getComputedStyle(document.body).display);
+  // A line is a title when it leads the nearest block around it that has headings: that
+  // block's text starts with it and every heading in it comes after it. Not in navigation,
+  // page chrome, lists, tables, controls or code, and holding no control itself.
+  const AWAY = 'nav, aside, footer, [role=navigation], [role=banner], [role=contentinfo], li, dt, dd, td, th, '
+    + 'label, summary, legend, pre, code, a[href], button, [role=button], [role=link], [role=tab], '
+    + '[role=option], [role=menuitem], [data-lore-title]';
+  const CONTROL = 'a[href], button, input, select, textarea, [role=button], [role=link], [role=tab]';
+  for (const line of lines) {
+    if (line.closest(AWAY) || line.querySelector(CONTROL + ', ' + HEADS)) continue;
+    let scope = null;
+    for (let a = line.parentElement, n = 0; a && a !== document.body && n < 4; a = a.parentElement, n++) {
+      if (a.querySelector(HEADS)) { scope = a; break; }
+    }
+    if (!scope || !scope.textContent.trim().startsWith(line.textContent.trim())) continue;
+    const led = [...scope.querySelectorAll(HEADS)];
+    if (!led.every(h => line.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
+    const level = Math.min(...led.map(h => parseInt(h.tagName[1], 10))) - 1;
+    if (level >= 1) line.setAttribute('data-lore-title', String(level));
+  }
   return marked;
 }"""
 )
@@ -212,8 +269,9 @@ MARK_HIDDEN = (
 UNMARK_HIDDEN = (
     "() => {"
     + _COMMON
-    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart]')) {"
-    + " el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart'); } }"
+    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title]')) {"
+    + " el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');"
+    + " el.removeAttribute('data-lore-title'); } }"
 )
 
 # Every actionable element: selector, pattern, label and a summary by type; form fields; and

@@ -148,6 +148,38 @@ def test_words_the_layout_sets_apart_are_stored_apart(
     assert "limit integer" in text  # a margin between two spans (Kong's spec renderer)
 
 
+def test_a_line_drawn_as_a_title_leads_the_sections_below_it(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """As in OpenAPI UI: an operation's name is a bold link-less anchor with its summary
+    beside it, in a coloured bar, no heading markup, over "Description" and "Parameters"
+    headings; its sections were chunks led by "Description" alone. Bold entries of a sidebar
+    and a sentence that opens with a bold word are no titles."""
+    site.pages["/ops"] = app(
+        """<aside><div style="font-weight: 600">listPets</div>
+<div style="font-weight: 600">createPets</div></aside>
+<div class="card"><div class="bar"><div><a style="font-weight: bold">listPets</a>
+<span>Lists the pets of the store, twenty to a page.</span></div><div>get /pets</div></div>
+<div class="body">
+<div class="part"><h3>Description</h3><p>Returns every pet the store keeps, oldest first.</p></div>
+<div class="part"><h3>Parameters</h3><p>limit: how many pets to return at most</p></div>
+<div class="part"><h3>Responses</h3><p>200: one page of pets</p></div></div></div>
+<div><div><b>Note</b> that tags are free text.</div><h2>Changelog</h2>
+<p>Version two added tags.</p></div>""",
+        "",
+    )
+    client = make_client()
+    url = site.url("/ops")
+    assert capture(client, url, explore=False)["status"] == "completed"
+    chunks = resolve(client, url, "", k=50)
+    paths = {c["text"].split()[0]: c["headingPath"] for c in chunks}
+    title = "listPets Lists the pets of the store, twenty to a page. get /pets"
+    assert paths["Returns"] == [title, "Description"], paths
+    assert paths["limit:"] == [title, "Parameters"], paths
+    assert paths["Version"] == ["Changelog"], paths  # "Note that …" opens a sentence
+    assert not any(p and p[0] in ("listPets", "createPets") for p in paths.values()), paths
+
+
 RESPONSES = {
     "200": "A page of pets in the store, newest first.",
     "404": "No pet store is known under that name.",

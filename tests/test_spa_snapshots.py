@@ -231,6 +231,18 @@ def test_words_the_capture_marks_apart_stay_apart() -> None:
     assert found.markdown == "## GET /pets\n\nAllowed values: open merged declined; optional."
 
 
+def test_a_heading_read_as_context_keeps_the_words_the_capture_marks_apart() -> None:
+    """OpenAPI UI's "Parameters" heading with its legend drawn as spaced spans: the sections
+    below it were led by "ParametersURL PathQuery"."""
+    regions_found = regions(
+        "<html><body><main><h3><span>Parameters</span><small><span data-lore-apart='1'>URL Path"
+        "</span><span data-lore-apart='1'>Query</span></small></h3>"
+        "<section><p>limit: how many pets to return</p></section></main></body></html>"
+    )
+    (section,) = [r for r in regions_found if "limit" in r.markdown]
+    assert section.heading_path == ("Parameters URL Path Query",), section
+
+
 def test_an_open_menu_is_one_region_not_one_per_item() -> None:
     """Stoplight Elements' language menu: items with ids ("Node", "Go"), each a region of its
     own, were one-word chunks under the operation's heading."""
