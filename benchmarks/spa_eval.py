@@ -64,6 +64,7 @@ PACKAGES = {
     "openapi-explorer": "openapi-explorer@2.4.820",
     "docsify": "docsify@4.13.1",
     "spec-renderer": "@kong/spec-renderer@1.107.15",
+    "openapi-ui": "openapi-ui-dist@2.2.1",
 }
 API_APPS = (
     "swagger-ui",
@@ -73,12 +74,13 @@ API_APPS = (
     "redoc",
     "openapi-explorer",
     "spec-renderer",
+    "openapi-ui",
 )
 DOC_APPS = ("docute", "vitepress", "docsify")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer")
+HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui")
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -122,6 +124,12 @@ document.getElementById('api').appendChild(el);</script></body></html>""",
 KongSpecRenderer.registerKongSpecRenderer();</script></body></html>""".replace(
         "KONG", "/holdout/spec-renderer/@kong/spec-renderer/dist"
     ),
+    # OpenAPI UI (a React app with a hash router; reads spec-url off its container at start).
+    "openapi-ui": """<!doctype html><html><head><meta charset="utf-8"><title>OpenAPI UI</title>
+</head><body><div id="openapi-ui-container" theme="light"></div>
+<script>document.getElementById('openapi-ui-container').setAttribute('spec-url',
+  '/specs/' + new URLSearchParams(location.search).get('spec'));</script>
+<script src="/holdout/openapi-ui/openapi-ui-dist/lib/openapi-ui.umd.js"></script></body></html>""",
 }
 
 
