@@ -243,7 +243,9 @@ MARK_HIDDEN = (
   if (document.body) walk(document.body, getComputedStyle(document.body).display);
   // A line is a title when it leads the nearest block around it that has headings: that
   // block's text starts with it and every heading in it comes after it. Not in navigation,
-  // page chrome, lists, tables, controls or code, and holding no control itself.
+  // page chrome, lists, tables, controls or code, and holding no control itself. Not over
+  // `h2`s: a bold line there is the page's banner (RapiDoc's "Swagger Petstore 1.0.0"), and
+  // the page's name is its title's and its `h1`'s to say, not a guess from its style.
   const AWAY = 'nav, aside, footer, [role=navigation], [role=banner], [role=contentinfo], li, dt, dd, td, th, '
     + 'label, summary, legend, pre, code, a[href], button, [role=button], [role=link], [role=tab], '
     + '[role=option], [role=menuitem], [data-lore-title]';
@@ -258,7 +260,7 @@ MARK_HIDDEN = (
     const led = [...scope.querySelectorAll(HEADS)];
     if (!led.every(h => line.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
     const level = Math.min(...led.map(h => parseInt(h.tagName[1], 10))) - 1;
-    if (level >= 1) line.setAttribute('data-lore-title', String(level));
+    if (level >= 2) line.setAttribute('data-lore-title', String(level));
   }
   return marked;
 }"""
