@@ -14,6 +14,7 @@ cut out into its own region and flagged; visible text is never flagged."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import lxml.etree
@@ -71,9 +72,11 @@ HIDDEN_MARK = "data-lore-hidden"
 # Marked by the capture on a box its layout sets apart from the one before it (as ingest's
 # HTML writer reads it): "Parameters" "URL Path" "Header" in a heading are words apart.
 APART_MARK = "data-lore-apart"
-# Marked by the capture on a line drawn as a title but not marked up as one; its value is the
-# level (ingest's HTML writer writes it as a heading of that level).
+# Marked by the capture on a line drawn as a title but not marked up as one (its value is the
+# level), and on the block it leads: the title is the context of the regions in that block
+# only. The Markdown keeps it as the text it is.
 TITLE_MARK = "data-lore-title"
+TITLED_MARK = "data-lore-titled"
 _WORD = re.compile(r"\w+")
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
@@ -182,6 +185,8 @@ def selector(element: lxml.html.HtmlElement) -> str:
 
 
 def _is_container(element: lxml.html.HtmlElement) -> bool:
+    if element.get(TITLE_MARK):
+        return False  # a title leads the regions after it; as one itself it would lead none
     if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
         return True
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
@@ -221,12 +226,14 @@ def _labels(by_id: dict[str, lxml.html.HtmlElement], ids: str) -> tuple[str, ...
     return tuple(t for t in texts if t)
 
 
-def _heading_level(element: lxml.html.HtmlElement) -> int:
-    """1-6 for a heading (or a line the capture marked as a title), else 0."""
+def _heading_level(element: lxml.html.HtmlElement) -> float:
+    """1-6 for a heading, else 0. A line the capture marked as a title sits half a level below
+    its mark: above the headings it leads, below a heading of its mark's level before it (an
+    `h2` tag group over operations titled in bold over `h3`s keeps leading them)."""
     if element.tag in _HEADINGS:
         return int(element.tag[1])
     mark = element.get(TITLE_MARK) or ""
-    return int(mark) if mark in ("1", "2", "3", "4", "5", "6") else 0
+    return int(mark) + 0.5 if mark in ("1", "2", "3", "4", "5", "6") else 0
 
 
 def _heading_text(element: lxml.html.HtmlElement) -> str:
@@ -247,13 +254,15 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     return " ".join("".join(parts).split())
 
 
-def _titles(outline: list[tuple[int, str]]) -> tuple[str, ...]:
+def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:
     return tuple(title for _, title in outline)
 
 
 def _wraps_heading(element: lxml.html.HtmlElement) -> bool:
-    """Whether all the text of `element` is one heading's (an id'd anchor around an `h3`)."""
-    heading = next(element.iter(*_HEADINGS), None)
+    """Whether all the text of `element` is one heading's (an id'd anchor around an `h3`, or
+    around a line the capture marked as a title)."""
+    headings = (e for e in element.iter() if isinstance(e.tag, str) and _heading_level(e))
+    heading = next(headings, None)
     if heading is None:
         return False
     return " ".join(element.text_content().split()) == " ".join(heading.text_content().split())
@@ -287,8 +296,8 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # aria-labelledby, is part of its context ("Responses > 200").
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
-    outline: list[tuple[int, str]] = []
-    entered: list[tuple[lxml.html.HtmlElement, list[tuple[int, str]]]] = []
+    outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
+    entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]]]] = []
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
             outline = entered.pop()[1]
@@ -301,7 +310,9 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             entered.append((element, list(outline)))
             if main:
                 outline = []
-        elif element in hidden and element.getparent() not in hidden:
+        elif (element in hidden and element.getparent() not in hidden) or element.get(
+            TITLED_MARK
+        ) is not None:
             entered.append((element, list(outline)))
         if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]

@@ -157,19 +157,20 @@ const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value
 # Markdown keeps their words apart: Stoplight Elements' "Allowed values: open merged declined"
 # is three spans in a flex row, which read "openmergeddeclined"; Kong's spec renderer's
 # "limit" "integer" are spans with a margin between them. And a line drawn as a title but not
-# marked up as one (`data-lore-title`, its level): a line, not a paragraph, that opens with a
-# few bold or large words in a box of their own (not run on into a sentence), leading a block
-# whose headings all come after it, as OpenAPI UI's operation name in bold with its summary
-# beside it, over its "Description", "Parameters" and "Responses"; the headings it leads are
-# one level below it.
+# marked up as one (`data-lore-title`, its level; the block it leads `data-lore-titled`): a
+# short line, not a paragraph, list, table or the like, whose first words are bold or larger
+# than the text around them and not run on into a sentence, opening the nearest block with
+# headings (`h3` or below), as OpenAPI UI's operation name in bold with its summary beside
+# it, over its "Description", "Parameters" and "Responses"; the headings it leads are one
+# level below it.
 MARK_HIDDEN = (
     "() => {"
     + _COMMON
     + r"""
   let marked = 0;
-  for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title]')) {
+  for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title], [data-lore-titled]')) {
     el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');
-    el.removeAttribute('data-lore-title');
+    el.removeAttribute('data-lore-title'); el.removeAttribute('data-lore-titled');
   }
   const INLINE = /^(A|ABBR|B|BDI|CITE|CODE|DATA|DFN|EM|I|KBD|LABEL|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR)$/;
   const LAID_OUT = /^(block|flex|grid|list-item|table)$/;
@@ -183,15 +184,24 @@ MARK_HIDDEN = (
   // Set apart by the page's style: a margin or gap between two boxes on one line, or the
   // second on a line of its own (Kong's "limit" "integer" "(int32)", spans with margins).
   const spaced = (a, b) => a.width > 0 && b.width > 0 && (b.left - a.right >= 2 || b.top >= a.bottom - 1);
-  // Lines that may be titles: a block of 30 words at most (not a paragraph, not a label ending
-  // in a colon) whose first words, 8 at most, are bold or large.
+  // Lines that may be titles: a block (not a paragraph, list, table, quote, figure, form, code
+  // or landmark) of 30 words at most, not a label ending in a colon, holding no paragraph,
+  // list, table, heading or control, whose first words, 8 at most, are bold or larger than
+  // the text around them and not run on into a sentence.
   const HEADS = 'h1, h2, h3, h4, h5, h6';
-  const bodySize = document.body ? parseFloat(getComputedStyle(document.body).fontSize) || 16 : 16;
+  const NOT_LINES = /^(H[1-6]|P|UL|OL|DL|TABLE|BLOCKQUOTE|FIGURE|FORM|PRE|HEADER|FOOTER|NAV|ASIDE|MAIN|SECTION|ARTICLE)$/;
+  const INSIDE = 'p, li, tr, td, th, dt, dd, br, pre, ' + HEADS
+    + ', a[href], button, input, select, textarea, [role=button], [role=link], [role=tab]';
   const lines = [];
   const firstWords = (el) => {
     const at = document.createTreeWalker(el, NodeFilter.SHOW_TEXT,
       {acceptNode: (t) => t.data.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP}).nextNode();
     return at && at.parentElement;
+  };
+  const fewWords = (text, most) => {
+    let n = 0;
+    for (const word of text.split(/\s+/)) if (word && ++n > most) return false;
+    return n > 0;
   };
   // Whether plain words follow `el` on its line ("<b>Note</b> that …": a sentence, not a
   // name with a summary box beside it).
@@ -203,9 +213,10 @@ MARK_HIDDEN = (
     }
     return false;
   };
-  const strong = (el) => {
-    const style = el && getComputedStyle(el);
-    return !!style && (parseInt(style.fontWeight, 10) >= 600 || parseFloat(style.fontSize) >= 1.2 * bodySize);
+  const strong = (el, around) => {
+    const style = getComputedStyle(el);
+    return parseInt(style.fontWeight, 10) >= 600
+      || parseFloat(style.fontSize) >= 1.2 * parseFloat(getComputedStyle(around).fontSize);
   };
   const walk = (el, display) => {
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
@@ -228,39 +239,40 @@ MARK_HIDDEN = (
           child.setAttribute('data-lore-apart', '1');
         }
         blockBefore = INLINE.test(child.tagName) && LAID_OUT.test(style.display) ? child : null;
-        if (LAID_OUT.test(style.display) && !/^(H[1-6]|P)$/.test(child.tagName)) {
-          const text = child.textContent.trim();
-          const words = text.split(/\s+/);
-          const lead = words[0] && words.length <= 30 && !/[:;,]$/.test(text) && !child.querySelector('p')
-            && firstWords(child);
-          if (lead && strong(lead) && lead.textContent.trim().split(/\s+/).length <= 8
-              && !inSentence(lead, child)) lines.push(child);
+        if (LAID_OUT.test(style.display) && !NOT_LINES.test(child.tagName)) {
+          const lead = firstWords(child);
+          if (lead && strong(lead, el) && !inSentence(lead, child)) {
+            const text = child.textContent;
+            if (text.length <= 400 && fewWords(text, 30) && !/[:;,]\s*$/.test(text)
+                && fewWords(lead.textContent, 8) && !child.querySelector(INSIDE)) lines.push(child);
+          }
         }
         walk(child, style.display);
       }
     }
   };
   if (document.body) walk(document.body, getComputedStyle(document.body).display);
-  // A line is a title when it leads the nearest block around it that has headings: that
-  // block's text starts with it and every heading in it comes after it. Not in navigation,
-  // page chrome, lists, tables, controls or code, and holding no control itself. Not over
-  // `h2`s: a bold line there is the page's banner (RapiDoc's "Swagger Petstore 1.0.0"), and
-  // the page's name is its title's and its `h1`'s to say, not a guess from its style.
-  const AWAY = 'nav, aside, footer, [role=navigation], [role=banner], [role=contentinfo], li, dt, dd, td, th, '
-    + 'label, summary, legend, pre, code, a[href], button, [role=button], [role=link], [role=tab], '
-    + '[role=option], [role=menuitem], [data-lore-title]';
-  const CONTROL = 'a[href], button, input, select, textarea, [role=button], [role=link], [role=tab]';
+  // A line is a title when it opens the nearest block around it (four levels up at most) that
+  // has headings: nothing with words comes before it on the way up, so they all follow it. Not
+  // in navigation, page chrome, a callout, lists, tables, controls or code. Not over `h2`s: a
+  // bold line there is the page's banner (RapiDoc's "Swagger Petstore 1.0.0"), and the page's
+  // name is its title's and its `h1`'s to say, not a guess from its style.
+  const AWAY = NAV + ', header, footer, [role=banner], [role=contentinfo], [role=complementary], '
+    + 'li, dt, dd, td, th, label, summary, legend, pre, code, a[href], button, [role=button], '
+    + '[role=link], [role=tab], [role=option], [role=menuitem], [data-lore-title], '
+    + '[class*=admonition i], [class*=callout i], [class*=alert i], [class*=warning i], [class*=notice i]';
+  const worded = (node) => node.nodeType !== 8 && !!(node.textContent || '').trim();
   for (const line of lines) {
-    if (line.closest(AWAY) || line.querySelector(CONTROL + ', ' + HEADS)) continue;
+    if (line.closest(AWAY)) continue;
     let scope = null;
-    for (let a = line.parentElement, n = 0; a && a !== document.body && n < 4; a = a.parentElement, n++) {
-      if (a.querySelector(HEADS)) { scope = a; break; }
+    for (let at = line, n = 0; at.parentElement && at.parentElement !== document.body && n < 4; at = at.parentElement, n++) {
+      let before = at.previousSibling;
+      while (before && !worded(before)) before = before.previousSibling;
+      if (before) break;
+      if (at.parentElement.querySelector(HEADS)) { scope = at.parentElement; break; }
     }
-    if (!scope || !scope.textContent.trim().startsWith(line.textContent.trim())) continue;
-    const led = [...scope.querySelectorAll(HEADS)];
-    if (!led.every(h => line.compareDocumentPosition(h) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
-    const level = Math.min(...led.map(h => parseInt(h.tagName[1], 10))) - 1;
-    if (level >= 2) line.setAttribute('data-lore-title', String(level));
+    const level = scope ? parseInt(scope.querySelector(HEADS).tagName[1], 10) - 1 : 0;
+    if (level >= 2) { line.setAttribute('data-lore-title', String(level)); scope.setAttribute('data-lore-titled', '1'); }
   }
   return marked;
 }"""
@@ -271,9 +283,9 @@ MARK_HIDDEN = (
 UNMARK_HIDDEN = (
     "() => {"
     + _COMMON
-    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title]')) {"
+    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title], [data-lore-titled]')) {"
     + " el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');"
-    + " el.removeAttribute('data-lore-title'); } }"
+    + " el.removeAttribute('data-lore-title'); el.removeAttribute('data-lore-titled'); } }"
 )
 
 # Every actionable element: selector, pattern, label and a summary by type; form fields; and

@@ -153,19 +153,24 @@ def test_a_line_drawn_as_a_title_leads_the_sections_below_it(
 ) -> None:
     """As in OpenAPI UI: an operation's name is a bold link-less anchor with its summary
     beside it, in a coloured bar, no heading markup, over "Description" and "Parameters"
-    headings; its sections were chunks led by "Description" alone. Bold entries of a sidebar
-    and a sentence that opens with a bold word are no titles."""
+    headings; its sections were chunks led by "Description" alone. It sits under the tag
+    group's `h2` before it. Bold entries of a sidebar, a sentence that opens with a bold word,
+    a table with bold header cells and a list are no titles."""
     site.pages["/ops"] = app(
-        """<aside><div style="font-weight: 600">listPets</div>
-<div style="font-weight: 600">createPets</div></aside>
+        """<h2>pets</h2><div class="layout"><div class="sidebar">
+<div style="font-weight: 600">listPets</div><div style="font-weight: 600">createPets</div></div>
 <div class="card"><div class="bar"><div><a style="font-weight: bold">listPets</a>
 <span>Lists the pets of the store, twenty to a page.</span></div><div>get /pets</div></div>
 <div class="body">
 <div class="part"><h3>Description</h3><p>Returns every pet the store keeps, oldest first.</p></div>
 <div class="part"><h3>Parameters</h3><p>limit: how many pets to return at most</p></div>
-<div class="part"><h3>Responses</h3><p>200: one page of pets</p></div></div></div>
-<div><div><b>Note</b> that tags are free text.</div><h2>Changelog</h2>
-<p>Version two added tags.</p></div>""",
+<div class="part"><h3>Responses</h3><p>200: one page of pets</p></div></div></div></div>
+<div><div><b>Note</b> that tags are free text.</div><h3>Changelog</h3>
+<p>Version two added tags.</p></div>
+<div><table><tr><th>Version</th><th>Date</th></tr><tr><td>2.1</td><td>May</td></tr></table>
+<h3>Releases</h3><p>Two releases a year.</p></div>
+<div><ul><li><strong>Fast</strong></li><li>Small</li></ul><h3>Install</h3>
+<p>Run the installer once.</p></div>""",
         "",
     )
     client = make_client()
@@ -174,10 +179,15 @@ def test_a_line_drawn_as_a_title_leads_the_sections_below_it(
     chunks = resolve(client, url, "", k=50)
     paths = {c["text"].split()[0]: c["headingPath"] for c in chunks}
     title = "listPets Lists the pets of the store, twenty to a page. get /pets"
-    assert paths["Returns"] == [title, "Description"], paths
-    assert paths["limit:"] == [title, "Parameters"], paths
-    assert paths["Version"] == ["Changelog"], paths  # "Note that …" opens a sentence
-    assert not any(p and p[0] in ("listPets", "createPets") for p in paths.values()), paths
+    # under the tag group's h2, which it does not replace
+    assert paths["Returns"] == ["pets", title, "Description"], paths
+    assert paths["limit:"] == ["pets", title, "Parameters"], paths
+    # no title: a sentence that opens with a bold word, a table's bold header, a list
+    assert paths["Version"] == ["pets", "Changelog"], paths
+    assert paths["Two"] == ["pets", "Releases"], paths
+    assert paths["Run"] == ["pets", "Install"], paths
+    # nor the bold entries of a sidebar
+    assert not any("createPets" in " ".join(p) for p in paths.values()), paths
 
 
 RESPONSES = {

@@ -51,10 +51,6 @@ CONTROLS = frozenset({"button", "select", "option"})
 # Set by the SPA capture's browser on an inline element its layout shows apart from the one
 # before it (a flex item): its words are not run into the neighbour's.
 APART_MARK = "data-lore-apart"
-# Set by the SPA capture's browser on a line drawn as a title but not marked up as one (bold
-# words leading the block of headings below them); its value is the heading level.
-TITLE_MARK = "data-lore-title"
-_LEVELS = frozenset("123456")
 # Line-number columns and permalink anchors are not content.
 _NOISE_CLASSES = frozenset({"linenos", "lineno", "listing_lines", "headerlink"})
 # Boxes whose headings lead only the box: the text after the box belongs to the heading before it.
@@ -281,17 +277,16 @@ class MarkdownWriter:
             self._text(element.text_content())
             self._flush()
             return
-        if tag in HEADINGS or element.get(TITLE_MARK, "") in _LEVELS:
-            level = int(tag[1]) if tag in HEADINGS else int(element.get(TITLE_MARK, ""))
+        if tag in HEADINGS:
             text = self.plain(element)
             if len(text) > MAX_HEADING:  # a paragraph marked up as a heading
                 self._flush()
                 self._children(element, depth)
                 self._flush()
             elif self._kept(text):
-                self.heading(level, text)
+                self.heading(int(tag[1]), text)
             elif self.inside and not any(self._named_boilerplate(c) for c in self._containers):
-                self.heading(level, text, vetted=False)
+                self.heading(int(tag[1]), text, vetted=False)
         elif tag == "pre":
             self._pre(element)
         elif tag in ("ul", "ol", "menu"):
