@@ -49,6 +49,11 @@ const deepAll = (sel) => {
   visit(document);
   return out;
 };
+// The marks the capture sets on a page before a snapshot (MARK_HIDDEN), taken off again.
+const MARKS = ['data-lore-hidden', 'data-lore-apart', 'data-lore-title', 'data-lore-titled'];
+const clearMarks = () => {
+  for (const el of deepAll(MARKS.map(m => `[${m}]`).join(', '))) for (const m of MARKS) el.removeAttribute(m);
+};
 // Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7",
 // Vue's "scalar-refs-0-47"): not the same element in the next render. As dom.py's _GENERATED_ID.
 const GENERATED = /\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$/i;
@@ -168,10 +173,7 @@ MARK_HIDDEN = (
     + _COMMON
     + r"""
   let marked = 0;
-  for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title], [data-lore-titled]')) {
-    el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');
-    el.removeAttribute('data-lore-title'); el.removeAttribute('data-lore-titled');
-  }
+  clearMarks();
   const INLINE = /^(A|ABBR|B|BDI|CITE|CODE|DATA|DFN|EM|I|KBD|LABEL|MARK|Q|S|SAMP|SMALL|SPAN|STRONG|SUB|SUP|TIME|U|VAR)$/;
   const LAID_OUT = /^(block|flex|grid|list-item|table)$/;
   // What comes before `node` as the Markdown will read it: comments (a framework's markers)
@@ -264,14 +266,15 @@ MARK_HIDDEN = (
   const worded = (node) => node.nodeType !== 8 && !!(node.textContent || '').trim();
   for (const line of lines) {
     if (line.closest(AWAY)) continue;
-    let scope = null;
+    let scope = null, first = null;  // the block it opens, and that block's first heading
     for (let at = line, n = 0; at.parentElement && at.parentElement !== document.body && n < 4; at = at.parentElement, n++) {
       let before = at.previousSibling;
       while (before && !worded(before)) before = before.previousSibling;
       if (before) break;
-      if (at.parentElement.querySelector(HEADS)) { scope = at.parentElement; break; }
+      first = at.parentElement.querySelector(HEADS);
+      if (first) { scope = at.parentElement; break; }
     }
-    const level = scope ? parseInt(scope.querySelector(HEADS).tagName[1], 10) - 1 : 0;
+    const level = first ? parseInt(first.tagName[1], 10) - 1 : 0;
     if (level >= 2) { line.setAttribute('data-lore-title', String(level)); scope.setAttribute('data-lore-titled', '1'); }
   }
   return marked;
@@ -280,13 +283,7 @@ MARK_HIDDEN = (
 
 # The marks taken off again once the snapshot is serialised: left on, they would hide what a
 # later action reveals from the explorer's scan (which honours them, for agents' DOMs).
-UNMARK_HIDDEN = (
-    "() => {"
-    + _COMMON
-    + "for (const el of deepAll('[data-lore-hidden], [data-lore-apart], [data-lore-title], [data-lore-titled]')) {"
-    + " el.removeAttribute('data-lore-hidden'); el.removeAttribute('data-lore-apart');"
-    + " el.removeAttribute('data-lore-title'); el.removeAttribute('data-lore-titled'); } }"
-)
+UNMARK_HIDDEN = "() => {" + _COMMON + "clearMarks(); }"
 
 # Every actionable element: selector, pattern, label and a summary by type; form fields; and
 # the page facts its patterns are read from (repeated item lists, dialogs, consent banners).
