@@ -352,9 +352,13 @@ class Explorer:
         return await self.sink(await self._dom(), trigger, supersede, route, before)
 
     async def _dom(self) -> str:
-        await self.page.evaluate(MARK_HIDDEN)
-        dom = await self.page.evaluate(SERIALIZE) or await self.page.content()
-        await self.page.evaluate(UNMARK_HIDDEN)
+        try:
+            await self.page.evaluate(MARK_HIDDEN)
+            dom = await self.page.evaluate(SERIALIZE) or await self.page.content()
+        finally:
+            # Left on, the marks would read as hidden to the next scan.
+            with contextlib.suppress(Exception):  # a page that navigated has none
+                await self.page.evaluate(UNMARK_HIDDEN)
         return str(dom)
 
     # acting --------------------------------------------------------------------------------------

@@ -168,15 +168,17 @@ async def _item(
         elif op == "WAIT_FOR":
             await page.wait_for_selector(command["selector"], state="visible", timeout=5000)
         elif op == "EXTRACT_DETAILS":
-            await page.evaluate(MARK_HIDDEN)
             panel = await page.query_selector(command["selector"])
             if panel is None:
                 raise RecipeError(f"no details panel {command['selector']}")
             if await _text(page, command["selector"]) == shown_before:
                 # Still the previous item's details: saving them would file them under this one.
                 raise RecipeError("the details panel did not change after the click")
-            details = str(await panel.evaluate("e => e.outerHTML"))
-            await page.evaluate(UNMARK_HIDDEN)  # left on, they would hide what comes next
+            try:
+                await page.evaluate(MARK_HIDDEN)
+                details = str(await panel.evaluate("e => e.outerHTML"))
+            finally:  # left on, the marks would hide what comes next from the scan
+                await page.evaluate(UNMARK_HIDDEN)
         elif op == "SAVE":
             dom = f"<html><head><title>{escape(label)}</title></head><body>{details}</body></html>"
             report.chunks += await save(dom, f'click({list_selector} "{label}")', f"item:{label}")
