@@ -3,7 +3,7 @@ of its own: the page's HTML is the body lore already fetched, and every request 
 (scripts, XHR, stylesheets, frames) is answered by lore's safe `Fetcher`, so the address rules,
 redirect checks and size and time limits hold for rendered pages too. Chromium is started with a
 host resolver that resolves nothing, so a request that escaped the interception could not go
-anywhere either."""
+anywhere either (nor can a redirect: the browser does not route it, so `goto` follows them)."""
 
 from __future__ import annotations
 
@@ -124,6 +124,8 @@ class Renderer:
         self._start_lock = asyncio.Lock()
         self._playwright: Any = None
         self._browser: Any = None
+        # Where a page's navigation was redirected to (see `_serve`), for `goto` to load.
+        self._moved: dict[Page, str] = {}
 
     async def _started(self) -> Any:
         async with self._start_lock:
@@ -173,16 +175,29 @@ class Renderer:
                 await context.route_web_socket("**/*", lambda ws: ws.close())
                 yield page
             finally:
+                self._moved.pop(page, None)
                 with contextlib.suppress(Exception):
                     await context.close()
 
     async def goto(self, page: Page, url: str) -> None:
-        """Load `url` and wait for its requests to end (at most the timeout again)."""
+        """Load `url`, or where it redirects to, and wait for its requests to end (at most
+        the timeout again)."""
         timeout_ms = self._options.timeout_s * 1000
-        try:
-            await page.goto(url, wait_until="load", timeout=timeout_ms)
-        except Exception as exc:
-            raise FetchError(url, "render_failed", f"{url} did not render: {exc}") from exc
+        asked = url
+        self._moved.pop(page, None)  # a click's, earlier
+        for tries_left in (2, 1, 0):  # the Fetcher follows (and checks) each redirect chain
+            failed: Exception | None = None
+            try:
+                await page.goto(url, wait_until="load", timeout=timeout_ms)
+            except Exception as exc:
+                failed = exc
+            moved = self._moved.pop(page, None)
+            if moved is None and failed is None:
+                break
+            if moved is None or not tries_left:
+                why = f"{asked} did not render: {failed or 'too many redirects'}"
+                raise FetchError(asked, "render_failed", why) from failed
+            url = moved
         with contextlib.suppress(Exception):  # a page that keeps polling still renders
             await page.wait_for_load_state("networkidle", timeout=timeout_ms)
 
@@ -215,10 +230,13 @@ class Renderer:
             log.info("rendering: %s refused: %s", request.url, exc)
             await route.abort("blockedbyclient" if exc.reason == "blocked_address" else "failed")
             return
-        if request.is_navigation_request() and answer.url != request.url:
-            # Let the browser follow the redirect, so the page's address (and the base of its
-            # relative links) is where it ended.
-            await route.fulfill(status=302, headers={"location": answer.url})
+        if answer.url != request.url and request.is_navigation_request():
+            # The page's address (and the base of its relative links, the path its router
+            # reads) must be where the redirect ended, but the browser does not route a
+            # redirect it is answered with: it would go to the network, which it has none of.
+            # So the navigation ends where it started (204), and `goto` loads where it ended.
+            self._moved[request.frame.page] = answer.url
+            await route.fulfill(status=204)
             return
         await route.fulfill(
             status=answer.status,

@@ -163,18 +163,21 @@ class Capture:
                 await self._renderer.goto(page, spec.url)
             except FetchError as exc:
                 raise CaptureError(str(exc)) from exc
+            # Stored under the URL asked for, explored from where it ended: a redirect
+            # (`/docs` to `/docs/`) is not followed again on each way back.
+            start = page.url
             explorer = Explorer(page, explorer_sink, options, self._policy)
             await explorer.settle()
             await explorer.snapshot(None)
             if spec.explore:
-                report.understanding = await explorer.run(spec.url)
+                report.understanding = await explorer.run(start)
                 report.steps = explorer.steps
                 report.breakers = explorer.breakers
                 report.routes = explorer.routes
                 report.stopped_by = explorer.stopped_by
                 understood = report.understanding
                 if spec.run_recipe and understood.recipe:
-                    await explorer.page.goto(spec.url, wait_until="load")
+                    await explorer.page.goto(start, wait_until="load")
                     await explorer.settle()
                     report.recipe = await run_recipe(
                         page,

@@ -133,6 +133,70 @@ def test_a_route_is_captured_and_crawled_under_its_own_url(
         assert any(c["url"] == route_url(site, path) for c in top), (path, top)
 
 
+GUIDE_PAGES = {
+    "": ("Guide", "The guide explains how Gearbox schedules its nightly builds."),
+    "install/": ("Install", "Gearbox installs as one static binary under /usr/local/bin."),
+    "runners/": ("Runners", "A runner takes at most four builds at once unless told more."),
+    "caching/": ("Caching", "Build caches expire after nine days without a hit."),
+}
+# A history-routed app as static site generators build them: every page is a folder, its
+# address ends in a slash (a link without one is redirected there), the shell's script is
+# linked relative to that address, and the router knows a page only by its full path.
+GUIDE_SHELL = Page(
+    (
+        """<html><head><title>Gearbox guide</title><script src="app.js" defer></script></head>
+<body><nav class="sidebar">"""
+        + "".join(f'<a href="/guide/{p}">{t}</a>' for p, (t, _) in GUIDE_PAGES.items())
+        + "</nav><main></main></body></html>"
+    ).encode()
+)
+GUIDE_APP = Page(
+    (
+        "const pages = "
+        + str({f"/guide/{p}": list(v) for p, v in GUIDE_PAGES.items()}).replace("'", '"')
+        + """;
+function render() {
+  const [title, text] = pages[location.pathname] || ['Not found', 'No page has this address.'];
+  document.querySelector('main').innerHTML = `<h1>${title}</h1><p>${text}</p>`;
+}
+document.querySelectorAll('.sidebar a').forEach((a) => a.addEventListener('click', (e) => {
+  e.preventDefault();
+  history.pushState(null, '', a.getAttribute('href'));
+  render();
+}));
+window.addEventListener('popstate', render);
+render();"""
+    ).encode(),
+    content_type="text/javascript",
+)
+
+
+def test_an_address_that_redirects_is_captured_where_it_ends(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    for path in GUIDE_PAGES:
+        folder = f"/guide/{path}"
+        site.pages[folder.rstrip("/")] = Page(b"", status=301, headers={"Location": folder})
+        site.pages[folder] = GUIDE_SHELL
+        site.pages[f"{folder}app.js"] = GUIDE_APP
+    client = make_client()
+    # Asked without the slash: the browser must load the page where the redirect ends (it
+    # failed to render at all), and go back there between routes, not to the address asked.
+    job = capture(client, site.url("/guide"), maxActions=10)
+    assert job["status"] == "completed", job
+    assert job["counts"]["routes"] == len(GUIDE_PAGES) - 1, job["counts"]
+    for path, (_, sentence) in GUIDE_PAGES.items():
+        url = site.url(f"/guide/{path}")
+        own = " ".join(c["text"] for c in resolve(client, url, ""))
+        assert sentence in own and "No page has this address" not in own, (path, own)
+        others = [s for p, (_, s) in GUIDE_PAGES.items() if p != path]
+        assert not any(other in own for other in others), (path, own)
+    deep = capture(client, site.url("/guide/runners"), explore=False)
+    assert deep["status"] == "completed", deep
+    own = " ".join(c["text"] for c in resolve(client, site.url("/guide/runners/"), ""))
+    assert GUIDE_PAGES["runners/"][1] in own, own
+
+
 OPERATIONS = [
     ("GET /widgets", "Lists widgets", "A page of widget summaries", "The filter was not valid"),
     ("POST /widgets", "Creates a widget", "The widget as stored", "The recipe did not parse"),
