@@ -16,16 +16,17 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Five more apps, not run by default, check that what was tuned on the six holds on apps lore
+Six more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
-styled boxes and titled in bold, no heading markup) and docsify (hash-routed, its own headings
-linked as `#/page?id=heading`).
+styled boxes and titled in bold, no heading markup), docsify (hash-routed, its own headings
+linked as `#/page?id=heading`) and a Docusaurus build (history-routed, every page a folder
+whose address ends in a slash, asked for without it).
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
-                redoc,openapi-explorer,spec-renderer,openapi-ui,docsify]
+                redoc,openapi-explorer,spec-renderer,openapi-ui,docsify,docusaurus]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -67,6 +68,9 @@ PACKAGES = {
     "docsify": "docsify@4.13.1",
     "spec-renderer": "@kong/spec-renderer@1.107.15",
     "openapi-ui": "openapi-ui-dist@2.2.1",
+    # A site generator, built here (history-routed, every page a folder: /slug/).
+    "docusaurus": "@docusaurus/core@3.10.2 @docusaurus/preset-classic@3.10.2 react@18.3.1 "
+    "react-dom@18.3.1",
 }
 API_APPS = (
     "swagger-ui",
@@ -78,11 +82,11 @@ API_APPS = (
     "spec-renderer",
     "openapi-ui",
 )
-DOC_APPS = ("docute", "vitepress", "docsify")
+DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui")
+HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", "docusaurus")
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -136,8 +140,9 @@ KongSpecRenderer.registerKongSpecRenderer();</script></body></html>""".replace(
 
 
 def npm(package: str, cache: Path) -> Path:
-    """node_modules with `package` (installed from the npm registry once, then cached)."""
-    name = package.rsplit("@", 1)[0]
+    """node_modules with `package` (installed from the npm registry once, then cached; several
+    separated by spaces, known by the first)."""
+    name = package.split(maxsplit=1)[0].rsplit("@", 1)[0]
     if not (cache / "node_modules" / name / "package.json").exists():
         cache.mkdir(parents=True, exist_ok=True)
         print(f"installing {package} from npm into {cache}")
@@ -150,7 +155,7 @@ def npm(package: str, cache: Path) -> Path:
                 "--no-fund",
                 "--prefix",
                 str(cache),
-                package,
+                *package.split(),
             ],
             check=True,
         )
@@ -172,7 +177,7 @@ def site_root(data: Path, work: Path, apps: list[str]) -> Path:
         if app != "vitepress":
             npm(PACKAGES[app], CACHE)
     shutil.copytree(CACHE / "node_modules", root / "node_modules", symlinks=True)
-    for app in set(apps) & set(HOLDOUT):
+    for app in set(apps) & set(HOLDOUT) - {"docusaurus"}:  # built with its own modules
         modules = npm(PACKAGES[app], CACHE.parent / f"spa-{app}")
         shutil.copytree(modules, root / "holdout" / app, symlinks=True)
     return root
@@ -471,10 +476,68 @@ def vitepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/vitepress/index.html"
 
 
+def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str]]) -> str:
+    """A Docusaurus 3 build of the pages, every page a folder (`/sites/docusaurus/<slug>/`)
+    whose `<link rel=canonical>` names the address it is served at, `base`."""
+    modules = npm(PACKAGES["docusaurus"], CACHE.parent / "spa-docusaurus")
+    project = work / "docusaurus"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (project / "node_modules").symlink_to(modules)
+
+    def markdown(page: dict[str, str]) -> str:
+        # Its Markdown parser takes `https://x">` in an escaped HTML line for a link, and
+        # fails on it: those lines (badges, logos) are left out.
+        fenced, out = False, []
+        for line in page["markdown"].splitlines():
+            fenced ^= line.lstrip().startswith(("```", "~~~"))
+            if fenced or "&lt;" not in line:
+                out.append(line)
+        return "\n".join(out)
+
+    (docs / "index.md").write_text("---\nslug: /\n---\n" + markdown(pages[0]))
+    for n, page in enumerate(pages[1:], 1):
+        (docs / f"{page['slug']}.md").write_text(
+            f"---\nsidebar_position: {n}\n---\n" + markdown(page)
+        )
+    docs_options = {"routeBasePath": "/", "sidebarPath": "./sidebars.js"}
+    config = {
+        "title": "Docs",
+        "url": base,
+        "baseUrl": "/sites/docusaurus/",
+        "trailingSlash": True,
+        "onBrokenLinks": "ignore",
+        "onBrokenAnchors": "ignore",
+        "markdown": {"format": "detect"},
+        "presets": [["classic", {"docs": docs_options, "blog": False}]],
+    }
+    (project / "docusaurus.config.js").write_text(f"module.exports = {json.dumps(config)};\n")
+    (project / "sidebars.js").write_text(
+        "module.exports = {docs: [{type: 'autogenerated', dirName: '.'}]};\n"
+    )
+    built = subprocess.run(
+        ["node", str(modules / "@docusaurus" / "core" / "bin" / "docusaurus.mjs"), "build"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode:
+        raise SystemExit(
+            f"docusaurus build failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}"
+        )
+    shutil.copytree(project / "build", root / "sites" / "docusaurus")
+    return "/sites/docusaurus/"
+
+
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
+        ]
+    if app == "docusaurus":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}{home}{p['slug']}/") for p in pages[1:]
         ]
     return [canonicalize(base + home)] + [
         canonicalize(f"{base}/sites/vitepress/{p['slug']}.html") for p in pages[1:]
@@ -539,8 +602,8 @@ def main() -> None:
     parser.add_argument(
         "--apps",
         default=",".join(DEFAULT_APPS),
-        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui and docsify: apps "
-        "lore was not tuned on, to check that it generalises",
+        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, docsify and "
+        "docusaurus: apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
@@ -565,6 +628,7 @@ def main() -> None:
         work = Path(tmp)
         root = site_root(args.data, work, apps)
         pages = doc_pages(root / "node_modules", args.pages)
+        server, base = serve_directory(root)  # it reads the files as they are asked for
         homes = {}
         if "docute" in apps:
             homes["docute"] = docute_site(root, pages)
@@ -572,7 +636,8 @@ def main() -> None:
             homes["docsify"] = docsify_site(root, pages)
         if "vitepress" in apps:
             homes["vitepress"] = vitepress_site(root, work, pages)
-        server, base = serve_directory(root)
+        if "docusaurus" in apps:
+            homes["docusaurus"] = docusaurus_site(root, work, base, pages)
         print(
             f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
