@@ -44,6 +44,32 @@ FORWARDED_HEADERS = frozenset(
 DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 # Below this many characters of text outside scripts, a page with scripts is rendered by 'auto'.
 AUTO_MIN_TEXT = 200
+# Opens the collapsed groups of a page's navigation (a sidebar's categories), whose links many
+# apps render only once opened, round by round for groups inside groups; returns how many it
+# clicked. Only controls that open in place: buttons and summaries, links that go nowhere
+# (`href="#"`) or say they are buttons; shown ones (a menu toggle hidden at this width is not).
+EXPAND_NAVIGATION = """async () => {
+  const NAV = 'nav, aside, [role=navigation], [role=tree]';
+  const CLOSED = ['[aria-expanded=false]', 'details:not([open]) > summary']
+    .flatMap((c) => NAV.split(', ').map((n) => `${n} ${c}`)).join(', ');
+  const opens = (el) => {
+    if (el.matches('input, select, textarea')) return false;
+    if (el.tagName !== 'A' || el.getAttribute('role') === 'button') return true;
+    const href = (el.getAttribute('href') || '').trim();
+    return href === '' || href === '#' || href.startsWith('javascript:');
+  };
+  const shown = (el) => el.getClientRects().length > 0
+    && getComputedStyle(el).visibility !== 'hidden';
+  const done = new Set();
+  for (let round = 0; round < 4 && done.size < 200; round++) {
+    const closed = [...document.querySelectorAll(CLOSED)]
+      .filter((el) => !done.has(el) && opens(el) && shown(el));
+    if (!closed.length) break;
+    for (const el of closed.slice(0, 200 - done.size)) { done.add(el); el.click(); }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return done.size;
+}"""
 
 
 class BrowserUnavailableError(CrawlError):
@@ -205,6 +231,7 @@ class Renderer:
         """The DOM after `html`, served at `url`, ran its scripts and its requests settled."""
         async with self.page(html, content_type) as page:
             await self.goto(page, url)
+            await self._expand_navigation(page)
             content = await page.content()
         rendered = content.encode("utf-8")
         if len(rendered) > self._fetcher.options.max_bytes:
@@ -215,6 +242,18 @@ class Renderer:
                 f"{self._fetcher.options.max_bytes}",
             )
         return rendered
+
+    async def _expand_navigation(self, page: Page) -> None:
+        """Open the navigation's collapsed groups, so that a crawl finds the links inside.
+        Should a click leave the page after all, the page is loaded again as it was."""
+        address = page.url
+        try:
+            opened = await page.evaluate(EXPAND_NAVIGATION)
+        except Exception as exc:  # the document went away under the script
+            log.info("rendering: opening %s's navigation failed: %s", address, exc)
+            opened = -1
+        if opened < 0 or page.url != address:
+            await self.goto(page, address)
 
     async def _serve(self, route: Route) -> None:
         request = route.request

@@ -99,6 +99,55 @@ def test_browser_render_runs_scripts_follows_their_links_and_keeps_the_address_r
     assert all(h["User-Agent"].startswith("lore/") for h in api_calls)
 
 
+# A documentation sidebar as site generators draw it: its categories are collapsed, and their
+# links exist only once opened (a category inside a category, too). Beside them, a link that
+# says it is collapsed but goes to a page (not clicked: it would leave), and a menu toggle
+# hidden at this width (not clicked: it would hide the sidebar).
+KB = b"""<html><head><title>Knowledge base</title></head><body>
+<nav class="sidebar">
+  <button class="menu" style="display: none" aria-expanded="false">Menu</button>
+  <a href="/kb/elsewhere" aria-expanded="false">Elsewhere</a>
+  <div><button aria-expanded="false" data-group="setup">Setup</button></div>
+  <div><a href="#" role="button" aria-expanded="false" data-group="ops">Operations</a></div>
+</nav><main><h1>Knowledge base</h1><p>Start with the setup pages.</p></main>
+<script>
+const groups = {
+  setup: '<a href="/kb/install">Install</a><a href="/kb/upgrade">Upgrade</a>',
+  ops: '<a href="/kb/backups">Backups</a>'
+    + '<div><button aria-expanded="false" data-group="deep">More</button></div>',
+  deep: '<a href="/kb/restore">Restore</a>',
+};
+document.addEventListener('click', (e) => {
+  const toggle = e.target.closest('[data-group]');
+  if (toggle) {
+    e.preventDefault();
+    toggle.setAttribute('aria-expanded', 'true');
+    toggle.parentElement.insertAdjacentHTML('beforeend', groups[toggle.dataset.group]);
+  }
+  if (e.target.closest('.menu')) document.querySelector('.sidebar').remove();
+});
+</script></body></html>"""
+KB_PAGES = ("install", "upgrade", "backups", "restore")
+
+
+@needs_chromium
+def test_the_links_in_a_sidebar_s_collapsed_categories_are_followed(
+    site: Site, tmp_path: Path
+) -> None:
+    site.pages["/kb/"] = Page(KB)
+    site.pages["/kb"] = Page(b"", status=301, headers={"Location": "/kb/"})  # as servers do
+    for name in (*KB_PAGES, "elsewhere"):
+        site.pages[f"/kb/{name}"] = Page(
+            f"<html><body><h1>{name}</h1><p>How to {name} the cluster.</p></body></html>".encode()
+        )
+    spec = CrawlSpec(site.url("/kb/"), strategy="spider", max_pages=10, render="browser")
+    report, sink = run(tmp_path, spec, browser_options())
+    for name in KB_PAGES:
+        assert report[site.url(f"/kb/{name}")].state == "ingested", name
+    home = next(p.body.decode() for p in sink.pages if p.url == site.url("/kb"))
+    assert "Start with the setup pages." in home and 'class="sidebar"' in home
+
+
 @needs_chromium
 def test_auto_renders_only_pages_without_content_of_their_own(site: Site, tmp_path: Path) -> None:
     spa(site)
