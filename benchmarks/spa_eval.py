@@ -476,9 +476,15 @@ def vitepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/vitepress/index.html"
 
 
+def _docusaurus_path(n: int, page: dict[str, str]) -> str:
+    """Where the nth page lies: in categories of five, as sites group their docs."""
+    return f"part-{(n - 1) // 5 + 1}/{page['slug']}"
+
+
 def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str]]) -> str:
-    """A Docusaurus 3 build of the pages, every page a folder (`/sites/docusaurus/<slug>/`)
-    whose `<link rel=canonical>` names the address it is served at, `base`."""
+    """A Docusaurus 3 build of the pages, every page a folder
+    (`/sites/docusaurus/part-<n>/<slug>/`) whose `<link rel=canonical>` names the address it is
+    served at, `base`; the sidebar's categories are collapsed until clicked."""
     modules = npm(PACKAGES["docusaurus"], CACHE.parent / "spa-docusaurus")
     project = work / "docusaurus"
     docs = project / "docs"
@@ -497,9 +503,12 @@ def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str
 
     (docs / "index.md").write_text("---\nslug: /\n---\n" + markdown(pages[0]))
     for n, page in enumerate(pages[1:], 1):
-        (docs / f"{page['slug']}.md").write_text(
-            f"---\nsidebar_position: {n}\n---\n" + markdown(page)
-        )
+        path = docs / f"{_docusaurus_path(n, page)}.md"
+        if not path.parent.exists():
+            path.parent.mkdir()
+            category = {"label": f"Part {path.parent.name[5:]}", "collapsed": True}
+            (path.parent / "_category_.json").write_text(json.dumps(category))
+        path.write_text(f"---\nsidebar_position: {n}\n---\n" + markdown(page))
     docs_options = {"routeBasePath": "/", "sidebarPath": "./sidebars.js"}
     config = {
         "title": "Docs",
@@ -537,7 +546,8 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         ]
     if app == "docusaurus":
         return [canonicalize(base + home)] + [
-            canonicalize(f"{base}{home}{p['slug']}/") for p in pages[1:]
+            canonicalize(f"{base}{home}{_docusaurus_path(n, p)}/")
+            for n, p in enumerate(pages[1:], 1)
         ]
     return [canonicalize(base + home)] + [
         canonicalize(f"{base}/sites/vitepress/{p['slug']}.html") for p in pages[1:]
