@@ -269,12 +269,13 @@ class Renderer:
             log.info("rendering: %s refused: %s", request.url, exc)
             await route.abort("blockedbyclient" if exc.reason == "blocked_address" else "failed")
             return
-        if answer.url != request.url and request.is_navigation_request():
+        frame = request.frame if request.is_navigation_request() else None
+        if answer.url != request.url and frame is not None and frame == frame.page.main_frame:
             # The page's address (and the base of its relative links, the path its router
             # reads) must be where the redirect ended, but the browser does not route a
             # redirect it is answered with: it would go to the network, which it has none of.
             # So the navigation ends where it started (204), and `goto` loads where it ended.
-            self._moved[request.frame.page] = answer.url
+            self._moved[frame.page] = answer.url  # (a frame's is answered with its end)
             await route.fulfill(status=204)
             return
         await route.fulfill(

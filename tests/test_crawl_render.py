@@ -149,6 +149,28 @@ def test_the_links_in_a_sidebar_s_collapsed_categories_are_followed(
 
 
 @needs_chromium
+def test_a_page_and_a_frame_that_redirect_render_where_they_end(site: Site, tmp_path: Path) -> None:
+    # The page's script is linked relative to where the redirect ends, and so is found only
+    # there; the frame's redirect must not take the page away with it.
+    site.pages["/shop"] = Page(b"", status=301, headers={"Location": "/shop/"})
+    site.pages["/shop/"] = Page(
+        b"<html><body><main></main><iframe src='/widget'></iframe>"
+        b"<script src='app.js'></script></body></html>"
+    )
+    site.pages["/shop/app.js"] = Page(
+        b"document.querySelector('main').innerHTML = '<h1>Shop</h1><p>Anvils ship today.</p>';",
+        content_type="application/javascript",
+    )
+    site.pages["/widget"] = Page(b"", status=302, headers={"Location": "/widget/"})
+    site.pages["/widget/"] = Page(b"<html><body><p>Frame widget.</p></body></html>")
+    spec = CrawlSpec(site.url("/shop"), render="browser")
+    report, sink = run(tmp_path, spec, browser_options())
+    assert report[site.url("/shop")].state == "ingested"
+    body = sink.pages[0].body.decode()
+    assert "Anvils ship today." in body and "Frame widget." not in body
+
+
+@needs_chromium
 def test_auto_renders_only_pages_without_content_of_their_own(site: Site, tmp_path: Path) -> None:
     spa(site)
     site.pages["/"] = Page(b"<html><body><a href='/app'>app</a> <a href='/about'>about</a></body>")
