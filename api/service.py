@@ -31,6 +31,7 @@ from crawl import (
     FetchOptions,
     browser_missing,
     canonicalize,
+    fetch_address,
     origin,
 )
 from ingest import (
@@ -756,12 +757,14 @@ class Lore:
             raise ValueError("LORE_SPA__POLICY=llm needs LORE_SPA__LLM_BASE_URL")
         if problem := browser_missing(self.browser_options):
             raise BrowserUnavailableError(f"capture: {problem}")
-        request = {
+        request: dict[str, object] = {
             "url": canonical,
             "explore": explore,
             "maxActions": max_actions,
             "runRecipe": run_recipe,
         }
+        if (address := fetch_address(canonical, url.strip())) != canonical:
+            request["address"] = address  # a server may answer `/app/` and not `/app`
         return self.catalog.create_job(self.tenant, "spa-capture", request)
 
     # retrieval --------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from crawl.fetch import (
     FetchOptions,
     check_address,
 )
-from crawl.urls import Scope, canonicalize, host_matches, is_route, origin
+from crawl.urls import Scope, canonicalize, fetch_address, host_matches, is_route, origin
 
 __all__ = [
     "DEFAULT_USER_AGENT",
@@ -57,6 +57,7 @@ __all__ = [
     "canonicalize",
     "check_address",
     "close_browser",
+    "fetch_address",
     "host_matches",
     "is_route",
     "launch_browser",

@@ -124,7 +124,8 @@ class SafeHttpClient(HttpClient):
         statistics: Statistics | None = None,
         timeout: timedelta | None = None,
     ) -> HttpCrawlingResult:
-        headers = await self._headers(request.url) if self._headers else {}
+        # validators are kept under the URL a page is stored under, the request's key
+        headers = await self._headers(request.unique_key) if self._headers else {}
         try:
             page = await self._get(request.url, headers)
         except FetchError as exc:

@@ -12,11 +12,11 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from bs4 import BeautifulSoup
 from crawlee import ConcurrencySettings, Request, service_locator
@@ -38,22 +38,24 @@ from crawl.client import HostGate, SafeHttpClient
 from crawl.errors import FetchError
 from crawl.fetch import Credentials, FetchedPage, Fetcher, FetchOptions
 from crawl.sitemaps import read_sitemaps
-from crawl.urls import Scope, absolute_link, canonicalize, is_route
+from crawl.urls import Scope, absolute_link, canonicalize, fetch_address, is_route
 from retrieval import Catalog, CrawlUrl, bytes_hash
 
 log = logging.getLogger(__name__)
 
 
-def _links(soup: Any, base: str, routes: bool = False) -> tuple[str, ...]:
-    """The page's followable links, absolute and canonical, in page order; client-side routes
-    (`#/plugins`) among them with `routes` (a page rendered in a browser)."""
-    found: dict[str, None] = {}
+def _links(soup: Any, base: str, routes: bool = False) -> dict[str, str]:
+    """The page's followable links, canonical, in page order, each with the address to fetch
+    it at (as first linked); client-side routes (`#/plugins`) among them with `routes` (a page
+    rendered in a browser)."""
+    found: dict[str, str] = {}
     for anchor in soup.find_all("a", href=True):
         if "nofollow" not in (anchor.get("rel") or []):
-            target = absolute_link(base, str(anchor["href"]), routes)
-            if target:
-                found.setdefault(target)
-    return tuple(found)
+            href = str(anchor["href"])
+            target = absolute_link(base, href, routes)
+            if target and target not in found:
+                found[target] = fetch_address(target, urljoin(base, href.strip()))
+    return found
 
 
 class _RecordedFailures(logging.Filter):
@@ -213,11 +215,21 @@ class SiteCrawl:
         # client serves them once instead of fetching them a second time.
         self._prefetched: dict[str, FetchedPage] = {}
         self._renderer: Renderer | None = None
+        # canonical URL -> the address it was found as (`/kb` -> `/kb/`), where that differs;
+        # the start URLs are fetched as asked for, a resumed run's too
+        self._addresses: dict[str, str] = {}
+        for start in (spec.url, *spec.more_urls):
+            with contextlib.suppress(ValueError):
+                url = canonicalize(start)
+                self._addresses.setdefault(url, fetch_address(url, start.strip()))
 
     # frontier ---------------------------------------------------------------------------------
 
-    def _admit(self, candidates: Sequence[tuple[str, int]]) -> list[CrawlUrl]:
-        """Record found URLs; returns the new in-scope ones that should be fetched."""
+    def _admit(
+        self, candidates: Sequence[tuple[str, int]], addresses: Mapping[str, str] | None = None
+    ) -> list[CrawlUrl]:
+        """Record found URLs (canonical; `addresses` says where to fetch those found in another
+        form); returns the new in-scope ones that should be fetched."""
         known = self.catalog.count_crawl_urls(self.job_id)
         total = sum(known.values())
         wanted = total - known.get("skipped", 0)
@@ -243,6 +255,8 @@ class SiteCrawl:
                 continue
             wanted += 1
             admitted.append(entry)
+            if addresses and addresses.get(entry.url, entry.url) != entry.url:
+                self._addresses[entry.url] = addresses[entry.url]
         return admitted
 
     def _record(self, url: str, **changes: Any) -> None:
@@ -281,12 +295,15 @@ class SiteCrawl:
             robots.decode("utf-8", "replace") if robots else None,
             self.options.max_urls,
         )
-        listed = []
+        listed: list[tuple[str, int]] = []
+        addresses: dict[str, str] = {}
         for loc in sitemap.urls:
             try:
-                listed.append((canonicalize(loc), 0))
+                url = canonicalize(loc)
             except ValueError:
                 continue
+            listed.append((url, 0))
+            addresses.setdefault(url, fetch_address(url, loc))
         if not listed:
             log.info("job %s: %s has no sitemap; spidering instead", self.job_id, start)
             self.spec = replace(self.spec, strategy="spider")
@@ -295,7 +312,7 @@ class SiteCrawl:
                 self.job_id, [CrawlUrl(self.scope.root + "sitemap.xml", 0, "skipped", NO_SITEMAP)]
             )
             return self._admit([(start, 0)])
-        return self._admit(listed)
+        return self._admit(listed, addresses)
 
     async def _robots(self, fetcher: Fetcher) -> bytes | None:
         if self._robots_txt is None:
@@ -435,8 +452,14 @@ class SiteCrawl:
         return CrawlSummary(counts, exhaustive=not self._limited, cancelled=cancelled)
 
     def _request(self, entry: CrawlUrl) -> Request:
-        # Fragments in canonical URLs are client-side routes: pages of their own.
-        return Request.from_url(entry.url, user_data={"depth": entry.depth}, keep_url_fragment=True)
+        # Known by its canonical URL, fetched where it was found. Fragments in canonical URLs
+        # are client-side routes: pages of their own.
+        return Request.from_url(
+            self._addresses.get(entry.url, entry.url),
+            unique_key=entry.url,
+            user_data={"depth": entry.depth},
+            keep_url_fragment=True,
+        )
 
     def _crawler(
         self,
@@ -485,20 +508,20 @@ class SiteCrawl:
 
     async def _handle(self, context: BeautifulSoupCrawlingContext) -> None:
         request = context.request
-        url = request.url
+        url = request.unique_key  # canonical (see _request)
         depth = request.user_data.get("depth", 0)
         assert isinstance(depth, int)
         if self._check_cancelled():
             return  # stays pending; marked cancelled at the end
         response = context.http_response
-        final = request.loaded_url or url
+        final = request.loaded_url or request.url
         if is_route(url) and not urlsplit(final).fragment:
             final = f"{final}#{urlsplit(url).fragment}"  # a browser keeps it through redirects
         status = response.status_code
         body = await response.read()
         if status == 304:  # unchanged: follow the links it had when it was stored
-            result = await self._store(url, final, status, response.headers, b"", depth, ())
-            await self._follow(result.links, depth)
+            result = await self._store(url, final, status, response.headers, b"", depth, {})
+            await self._follow({link: link for link in result.links}, depth)
             return
         soup = context.soup
         headers = dict(response.headers)
@@ -527,14 +550,14 @@ class SiteCrawl:
 
     def _read(
         self, soup: Any, url: str, final: str, depth: int, rendered: bool
-    ) -> tuple[str | None, tuple[str, ...]]:
+    ) -> tuple[str | None, dict[str, str]]:
         """The URL the page is stored under (None: a duplicate) and its links; the parsed tree
         is taken apart after, before the page waits to be stored. It is a web of parent and
         child references that only Python's cyclic collector frees, which seldom runs on a big
         heap: a crawl kept the trees of pages long done (100 MB after 80 pages)."""
         try:
             stored_as = self._stored_url(url, final, soup, depth)
-            return stored_as, _links(soup, final, routes=rendered) if stored_as else ()
+            return stored_as, _links(soup, final, routes=rendered) if stored_as else {}
         finally:
             soup.decompose()
 
@@ -566,10 +589,11 @@ class SiteCrawl:
         self._record(url, state="skipped", reason=f"stored_as:{target}")
         return target
 
-    async def _follow(self, links: Sequence[str], depth: int) -> None:
+    async def _follow(self, links: Mapping[str, str], depth: int) -> None:
+        """Queue a page's links (canonical URL -> the address to fetch it at)."""
         if self.spec.strategy != "spider" or not links:
             return
-        admitted = self._admit([(link, depth + 1) for link in links])
+        admitted = self._admit([(link, depth + 1) for link in links], links)
         if admitted:
             await self._throttler.add_requests([self._request(e) for e in admitted])
 
@@ -581,7 +605,7 @@ class SiteCrawl:
         headers: Any,
         body: bytes,
         depth: int,
-        links: tuple[str, ...],
+        links: Mapping[str, str],
         digest: str | None = None,
     ) -> PageResult:
         if self.spec.map_only:
@@ -596,7 +620,7 @@ class SiteCrawl:
             fetched_at=datetime.now(UTC),
             headers=dict(headers),
             depth=depth,
-            links=links,
+            links=tuple(links),
         )
         result = await self.sink(page)
         if result.state == "queued":  # the sink recorded it before handing it over
@@ -616,11 +640,12 @@ class SiteCrawl:
 
     async def _failed(self, context: BasicCrawlingContext, error: Exception) -> None:
         reason = _fetch_reason(error)
-        log.info("job %s: %s failed: %s", self.job_id, context.request.url, reason)
+        url = context.request.unique_key  # canonical (see _request)
+        log.info("job %s: %s failed: %s", self.job_id, url, reason)
         answered = reason.removeprefix("http_")  # an answer, if not a page: it counts as fetched
         status = int(answered) if answered.isdigit() else None
         self._record(
-            context.request.url,
+            url,
             when_state=("pending",),  # a page a worker stored is not failed by its sending
             state="failed",
             reason=reason,
@@ -628,4 +653,5 @@ class SiteCrawl:
         )
 
     async def _skipped(self, url: str, reason: str) -> None:
+        url = canonicalize(url)  # crawlee names the address fetched (see _request)
         self._record(url, state="skipped", reason="robots" if reason == "robots_txt" else reason)

@@ -97,6 +97,17 @@ def canonicalize(url: str) -> str:
     return urlunsplit((scheme, netloc, path, query, route_fragment(parts.fragment)))
 
 
+def fetch_address(url: str, linked: str) -> str:
+    """Where to fetch the page stored under the canonical `url`, found as `linked` (a link
+    resolved against its page, a start URL, a sitemap entry): `url` with the trailing slash
+    `linked` had. `/kb/` and `/kb` are one page to lore, but a server may answer only one of
+    them, and a page's relative links resolve against the address it was fetched at."""
+    parts = urlsplit(url)
+    if parts.path.endswith("/") or not urlsplit(linked).path.endswith("/"):
+        return url
+    return urlunsplit(parts._replace(path=parts.path + "/"))
+
+
 def absolute_link(base: str, href: str, routes: bool = False) -> str | None:
     """`href` resolved against `base` and canonicalised; None for non-http links, and for
     in-page anchors (`#install`). A client-side route (`#/plugins`) is a link only with

@@ -26,6 +26,7 @@ Ingest = Callable[[Snapshot], Awaitable[SnapshotResult]]
 @dataclass(frozen=True)
 class CaptureSpec:
     url: str  # canonical
+    address: str = ""  # where to load it, if not at `url`: as asked for (`/app/`, not `/app`)
     explore: bool = True
     max_actions: int = 20
     run_recipe: bool = True  # on a list-detail page, open every item
@@ -160,7 +161,7 @@ class Capture:
         options = replace(self._options, max_actions=spec.max_actions)
         async with self._renderer.page(init_script=WATCH_MUTATIONS) as page:
             try:
-                await self._renderer.goto(page, spec.url)
+                await self._renderer.goto(page, spec.address or spec.url)
             except FetchError as exc:
                 raise CaptureError(str(exc)) from exc
             # Stored under the URL asked for, explored from where it ended: a redirect

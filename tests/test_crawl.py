@@ -183,6 +183,41 @@ def test_spider_scope_duplicates_redirects_traps_and_failures(site: Site, catalo
     assert elapsed < 30
 
 
+def test_a_page_is_fetched_at_the_address_it_was_linked_with(site: Site, catalog: Catalog) -> None:
+    # `/kb/` and `/kb` are one page to lore, but this server serves only the slash form (as
+    # many static hosts do without redirecting), and the page's relative links resolve against
+    # the address it was fetched at.
+    site.pages["/docs/"] = html("Docs", links=("kb/", "guide/"))
+    site.pages["/docs/kb/"] = html("Knowledge base", links=("intro",))
+    site.pages["/docs/kb/intro"] = html("Intro")
+    site.pages["/docs/guide/"] = html("Guide", links=("../kb",))  # the same page, no slash
+    urls, sink = crawl(catalog, CrawlSpec(site.url("/docs/"), "spider", max_pages=10))
+    stored = {p.url: p.final_url for p in sink.pages}
+    assert stored == {
+        site.url("/docs"): site.url("/docs/"),
+        site.url("/docs/kb"): site.url("/docs/kb/"),
+        site.url("/docs/kb/intro"): site.url("/docs/kb/intro"),
+        site.url("/docs/guide"): site.url("/docs/guide/"),
+    }
+    assert {u.state for u in urls.values()} == {"ingested"}
+    assert not {"/docs", "/docs/kb", "/docs/guide", "/kb/intro"} & set(site.requests)
+    assert site.requests.count("/docs/kb/") == 1
+
+
+def test_a_sitemap_s_addresses_are_fetched_as_listed(site: Site, catalog: Catalog) -> None:
+    site.pages["/sitemap.xml"] = SitePage(
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + f"<url><loc>{site.url('/a/')}</loc></url><url><loc>{site.url('/b')}</loc></url>".encode()
+        + b"</urlset>",
+        content_type="application/xml",
+    )
+    site.pages["/a/"] = html("A")
+    site.pages["/b"] = html("B")
+    urls, sink = crawl(catalog, CrawlSpec(site.url("/"), "sitemap", max_pages=10))
+    assert sorted(p.url for p in sink.pages) == [site.url("/a"), site.url("/b")]
+    assert {u.state for u in urls.values()} == {"ingested"}
+
+
 def test_max_pages_caps_a_spider(site: Site, catalog: Catalog) -> None:
     for n in range(60):
         site.pages[f"/p{n}"] = html(f"P{n}", links=tuple(f"/p{m}" for m in range(n, n + 5)))

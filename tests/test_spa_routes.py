@@ -197,6 +197,22 @@ def test_an_address_that_redirects_is_captured_where_it_ends(
     assert GUIDE_PAGES["runners/"][1] in own, own
 
 
+def test_an_address_asked_with_its_slash_is_loaded_with_it(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    # A host that answers only `/guide/runners/` (no redirect from `/guide/runners`, which is
+    # the URL lore stores the page under): the capture loads the address as it was asked for.
+    for path in GUIDE_PAGES:
+        site.pages[f"/guide/{path}"] = GUIDE_SHELL
+        site.pages[f"/guide/{path}app.js"] = GUIDE_APP
+    client = make_client()
+    job = capture(client, site.url("/guide/runners/"), explore=False)
+    assert job["status"] == "completed", job
+    assert "/guide/runners" not in site.requests
+    own = " ".join(c["text"] for c in resolve(client, site.url("/guide/runners"), ""))
+    assert GUIDE_PAGES["runners/"][1] in own and "No page has this address" not in own, own
+
+
 OPERATIONS = [
     ("GET /widgets", "Lists widgets", "A page of widget summaries", "The filter was not valid"),
     ("POST /widgets", "Creates a widget", "The widget as stored", "The recipe did not parse"),

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 def capture_spec(request: dict[str, object]) -> CaptureSpec:
     return CaptureSpec(
         url=str(request["url"]),
+        address=str(request.get("address") or ""),
         explore=bool(request.get("explore", True)),
         max_actions=int(str(request.get("maxActions", 20))),
         run_recipe=bool(request.get("runRecipe", True)),
