@@ -3,6 +3,7 @@ save it, and go on to the next page; an item that fails is reported and skipped.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -178,7 +179,8 @@ async def _item(
                 await page.evaluate(MARK_HIDDEN)
                 details = str(await panel.evaluate("e => e.outerHTML"))
             finally:  # left on, the marks would hide what comes next from the scan
-                await page.evaluate(UNMARK_HIDDEN)
+                with contextlib.suppress(Exception):  # a page that navigated has none
+                    await page.evaluate(UNMARK_HIDDEN)
         elif op == "SAVE":
             dom = f"<html><head><title>{escape(label)}</title></head><body>{details}</body></html>"
             report.chunks += await save(dom, f'click({list_selector} "{label}")', f"item:{label}")
