@@ -16,17 +16,18 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Six more apps, not run by default, check that what was tuned on the six holds on apps lore
+Seven more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
 styled boxes and titled in bold, no heading markup), docsify (hash-routed, its own headings
-linked as `#/page?id=heading`) and a Docusaurus build (history-routed, every page a folder
-whose address ends in a slash, asked for without it).
+linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
+whose address ends in a slash, asked for without it) and an Rspress build (history-routed,
+React; both builds group the pages in sidebar categories collapsed until clicked).
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
-                redoc,openapi-explorer,spec-renderer,openapi-ui,docsify,docusaurus]
+                redoc,openapi-explorer,spec-renderer,openapi-ui,docsify,docusaurus,rspress]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -71,6 +72,8 @@ PACKAGES = {
     # A site generator, built here (history-routed, every page a folder: /slug/).
     "docusaurus": "@docusaurus/core@3.10.2 @docusaurus/preset-classic@3.10.2 react@18.3.1 "
     "react-dom@18.3.1",
+    # Rspress, a React site generator on Rsbuild (history-routed, pages `/slug.html`).
+    "rspress": "rspress@1.47.2",
 }
 API_APPS = (
     "swagger-ui",
@@ -82,11 +85,20 @@ API_APPS = (
     "spec-renderer",
     "openapi-ui",
 )
-DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus")
+DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", "docusaurus")
+HOLDOUT = (
+    "redoc",
+    "openapi-explorer",
+    "docsify",
+    "spec-renderer",
+    "openapi-ui",
+    "docusaurus",
+    "rspress",
+)
+BUILT = ("docusaurus", "rspress")  # site generators: built with their own modules
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -177,7 +189,7 @@ def site_root(data: Path, work: Path, apps: list[str]) -> Path:
         if app != "vitepress":
             npm(PACKAGES[app], CACHE)
     shutil.copytree(CACHE / "node_modules", root / "node_modules", symlinks=True)
-    for app in set(apps) & set(HOLDOUT) - {"docusaurus"}:  # built with its own modules
+    for app in set(apps) & set(HOLDOUT) - set(BUILT):
         modules = npm(PACKAGES[app], CACHE.parent / f"spa-{app}")
         shutil.copytree(modules, root / "holdout" / app, symlinks=True)
     return root
@@ -476,7 +488,7 @@ def vitepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/vitepress/index.html"
 
 
-def _docusaurus_path(n: int, page: dict[str, str]) -> str:
+def _grouped_path(n: int, page: dict[str, str]) -> str:
     """Where the nth page lies: in categories of five, as sites group their docs."""
     return f"part-{(n - 1) // 5 + 1}/{page['slug']}"
 
@@ -503,7 +515,7 @@ def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str
 
     (docs / "index.md").write_text("---\nslug: /\n---\n" + markdown(pages[0]))
     for n, page in enumerate(pages[1:], 1):
-        path = docs / f"{_docusaurus_path(n, page)}.md"
+        path = docs / f"{_grouped_path(n, page)}.md"
         if not path.parent.exists():
             path.parent.mkdir()
             category = {"label": f"Part {path.parent.name[5:]}", "collapsed": True}
@@ -539,14 +551,56 @@ def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str
     return "/sites/docusaurus/"
 
 
+def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """An Rspress build of the pages (`/sites/rspress/part-<n>/<slug>.html`), the sidebar's
+    groups of five collapsed until clicked."""
+    modules = npm(PACKAGES["rspress"], CACHE.parent / "spa-rspress")
+    project = work / "rspress"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (project / "node_modules").symlink_to(modules)
+    (docs / "index.md").write_text(pages[0]["markdown"])
+    groups: dict[str, list[dict[str, str]]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        path = _grouped_path(n, page)
+        (docs / path).parent.mkdir(exist_ok=True)
+        (docs / f"{path}.md").write_text(page["markdown"])
+        part = path.split("/")[0]
+        groups.setdefault(part, []).append({"text": page["title"], "link": f"/{path}"})
+    sidebar = [
+        {"text": f"Part {part[5:]}", "collapsible": True, "collapsed": True, "items": items}
+        for part, items in groups.items()
+    ]
+    config = {
+        "root": "docs",
+        "base": "/sites/rspress/",
+        "title": "Docs",
+        "markdown": {"checkDeadLinks": False},
+        "themeConfig": {"sidebar": {"/": sidebar}},
+    }
+    (project / "rspress.config.mjs").write_text(f"export default {json.dumps(config)};\n")
+    built = subprocess.run(
+        ["node", str(modules / "rspress" / "bin" / "rspress.js"), "build"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if built.returncode:
+        raise SystemExit(f"rspress build failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}")
+    shutil.copytree(project / "doc_build", root / "sites" / "rspress")
+    return "/sites/rspress/"
+
+
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
-    if app == "docusaurus":
+    if app in BUILT:
+        suffix = "/" if app == "docusaurus" else ".html"
         return [canonicalize(base + home)] + [
-            canonicalize(f"{base}{home}{_docusaurus_path(n, p)}/")
+            canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix}")
             for n, p in enumerate(pages[1:], 1)
         ]
     return [canonicalize(base + home)] + [
@@ -612,8 +666,8 @@ def main() -> None:
     parser.add_argument(
         "--apps",
         default=",".join(DEFAULT_APPS),
-        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, docsify and "
-        "docusaurus: apps lore was not tuned on, to check that it generalises",
+        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, docsify, "
+        "docusaurus and rspress: apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
@@ -648,6 +702,8 @@ def main() -> None:
             homes["vitepress"] = vitepress_site(root, work, pages)
         if "docusaurus" in apps:
             homes["docusaurus"] = docusaurus_site(root, work, base, pages)
+        if "rspress" in apps:
+            homes["rspress"] = rspress_site(root, work, pages)
         print(
             f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
