@@ -135,6 +135,7 @@ class Capture:
                 scope_prefix=scope_prefix,
                 supersede=supersede,
                 shown_before=before,
+                navigation=url is None,  # a route's: held by the page it came from
             )
             try:
                 result = await self._ingest(snapshot)

@@ -67,6 +67,9 @@ NAMED_WORDS = 6
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
 # when they have no id, from this many alike.
 REPEATED = 3
+# A sidebar, table of contents or menu without navigation markup is a region mostly of links:
+# this share of its text at least, in three links or more.
+NAV_LINK_SHARE = 0.7
 # Marked by lore's in-browser capture on elements whose computed style hides them.
 HIDDEN_MARK = "data-lore-hidden"
 # Marked by the capture on a box its layout sets apart from the one before it (as ingest's
@@ -113,6 +116,7 @@ class Region:
     markdown: str
     hidden: bool  # invisible to a person when the snapshot was taken
     injection: bool  # hidden and reads like instructions to a model
+    navigation: bool = False  # the page's navigation (a sidebar, a menu, a pager): see below
 
 
 def reads_like_instructions(text: str) -> bool:
@@ -199,6 +203,22 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
         )
     # A code block is one unit: its lines, each a div of one class in some viewers, are not.
     return element.tag == "div" and _repeated(element) and not _in_code(element)
+
+
+def _navigation(element: lxml.html.HtmlElement) -> bool:
+    """Whether a region is the page's navigation: in a `nav` or `role=navigation`, or a sidebar,
+    table of contents or menu (an `aside`, or named so by its class or id) that is mostly
+    links, as docsify's and docute's sidebars are."""
+    for at in (element, *element.iterancestors()):
+        if at.tag == "nav" or at.get("role") == "navigation":
+            return True
+    named = f"{element.get('class', '')} {element.get('id', '')}".lower()
+    if element.tag != "aside" and not any(n in named for n in ("sidebar", "toc", "menu")):
+        return False
+    text = len(" ".join(element.text_content().split()))
+    links = element.findall(".//a")
+    linked = sum(len(" ".join(a.text_content().split())) for a in links)
+    return len(links) >= 3 and linked >= NAV_LINK_SHARE * text
 
 
 def _in_code(element: lxml.html.HtmlElement) -> bool:
@@ -321,6 +341,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # Innermost first: a container's Markdown is taken, then it is cut out of its parent.
     found: list[Region] = []
     for element, scope, headings in reversed(starts):
+        navigation = _navigation(element)
         text = _markdown(element)
         inside_injection = any(a in injected for a in element.iterancestors())
         if element is not body:
@@ -333,6 +354,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                     markdown=text,
                     hidden=element in hidden,
                     injection=element in injected or inside_injection,
+                    navigation=navigation,
                 )
             )
     found.reverse()
@@ -380,6 +402,7 @@ def _sections(region: Region) -> list[Region]:
                 markdown=text,
                 hidden=region.hidden,
                 injection=region.injection,
+                navigation=region.navigation,
             )
         )
     return out

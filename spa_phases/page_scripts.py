@@ -129,8 +129,17 @@ const visible = (el) => {
   const style = getComputedStyle(el);
   return style.visibility !== 'hidden' && parseFloat(style.opacity) !== 0;
 };
-// Navigation: sidebars, tables of contents and menus (their links swap the main view).
-const NAV = 'nav, aside, [role=navigation], [role=tree], [class*=sidebar i], [id*=sidebar i], [class*=toc i], [class*=menu i]';
+// Navigation: sidebars, tables of contents and menus (their links swap the main view). One
+// named so by its class or id only when it does not hold the page's main content: a layout's
+// `has-sidebar` (VitePress) or `sidebar-visible` (mdBook) wraps the page itself.
+const NAV = 'nav, aside, [role=navigation], [role=tree]';
+const NAMED_NAV = '[class*=sidebar i], [id*=sidebar i], [class*=toc i], [class*=menu i]';
+const MAIN = 'main, [role=main], article, h1';
+const isNav = (el) => el.matches(NAV) || (el.matches(NAMED_NAV) && !el.matches(MAIN) && !el.querySelector(MAIN));
+const inNav = (el) => {
+  for (let at = el; at; at = at.parentElement) if (isNav(at)) return true;
+  return false;
+};
 // The nearest container that tells equal controls apart: a repeated block (an API operation,
 // a card), a list item, a section or an element with a stable id.
 // How many of a parent's children share a tag and class attribute, counted once per parent.
@@ -265,7 +274,7 @@ MARK_HIDDEN = (
     + '[class*=admonition i], [class*=callout i], [class*=alert i], [class*=warning i], [class*=notice i]';
   const worded = (node) => node.nodeType !== 8 && !!(node.textContent || '').trim();
   for (const line of lines) {
-    if (line.closest(AWAY)) continue;
+    if (line.closest(AWAY) || inNav(line)) continue;
     let scope = null, first = null;  // the block it opens, and that block's first heading
     for (let at = line, n = 0; at.parentElement && at.parentElement !== document.body && n < 4; at = at.parentElement, n++) {
       let before = at.previousSibling;
@@ -296,10 +305,15 @@ SCAN = (
   // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing;
   // nor does a link to a client-side route ("deletePet DELETE" to #/operations/deletePet).
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
+  // Nor a link to an API operation's documentation, named by its method ("DELETE /pets/{id}",
+  // "DELETE Deletes a pet" with the method as a badge): a link's GET shows it, and deletes
+  // nothing. A "Delete account" or "Log out" link stays destructive.
+  const OPERATION = (text) => /^(GET|PUT|POST|DELETE|DEL|PATCH|HEAD|OPTIONS)\b/.test(text)
+    || /\b(get|put|post|delete|patch)\s+\/\S*/i.test(text);
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|toggle (dark|light) mode|dark mode|light mode|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch)( to)? )?(dark|light|system) (mode|theme)|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
@@ -316,8 +330,12 @@ SCAN = (
   const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]';
   const LANDMARK = 'nav, header, footer, aside, main, form, dialog, [role=dialog], [role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=main], [role=search], [role=form], section, fieldset';
   const FACETS = 'aside, [class*=filter i], [id*=filter i], [class*=facet i], [id*=facet i], [class*=refine i], [aria-label*=filter i]';
-  const query = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], [role=link], summary, '
-    + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], input[type=submit], input[type=image], [tabindex="0"], li[data-id], tr[data-id]';
+  const CONTROL = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], [role=link], summary, '
+    + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], input[type=submit], input[type=image], li[data-id], tr[data-id]';
+  const query = CONTROL + ', [tabindex="0"]';
+  // Focusable only, around controls of its own: a group that moves focus among them (a tab
+  // list, a toolbar), not a control.
+  const focusGroup = (el) => !el.matches(CONTROL) && !!el.querySelector(CONTROL);
   const FIELDS = 'input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=image]):not([type=reset]), select, textarea, [contenteditable=true], [role=searchbox], [role=combobox], [role=textbox], [role=checkbox], [role=switch], [role=slider]';
   const all = [];
   const fieldEls = [];
@@ -337,6 +355,7 @@ SCAN = (
   for (const el of deepAll('*')) {
     if (el.matches(any)) {
       order.set(el, order.size);
+      if (focusGroup(el)) continue;
       if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
       else all.push(el);
     } else if (el.parentElement && el !== document.body && pointer(el)) {
@@ -421,7 +440,7 @@ SCAN = (
     const up = inside(el.parentElement);
     f = {cookie: up.cookie || (el.matches(COOKIE) ? el : null), dialog: up.dialog || el.matches(DIALOG),
          marked: up.marked || el.hasAttribute('data-lore-hidden'),
-         facet: up.facet || el.matches(FACETS), nav: up.nav || el.matches(NAV),
+         facet: up.facet || el.matches(FACETS), nav: up.nav || isNav(el),
          region: el.matches(LANDMARK) ? el : up.region};
     within.set(el, f);
     return f;
@@ -565,7 +584,7 @@ SCAN = (
     const choice = choiceOf(el);
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
-      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route',
+      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !(href && OPERATION(text)),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),

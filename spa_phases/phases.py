@@ -68,6 +68,10 @@ class Snapshot:
     # (an operation a sidebar entry showed before the one on screen). None: whatever of the
     # regions this snapshot covers.
     shown_before: str | bytes | None = None
+    # False for a client-side route's view stored as a page of its own: the navigation it
+    # shares with the page it was reached from (a sidebar, a pager) is held there once, not
+    # again under every route, where it crowded the route's own content out of the answers.
+    navigation: bool = True
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,8 @@ class PhaseIngestor:
         """A snapshot's DOM read: how many regions it has, its chunks, and each packed run's
         members' own words by scope (see `_packed`). Raises SnapshotError."""
         found = regions(snapshot.dom, self._max_dom_bytes)
+        if not snapshot.navigation:
+            found = [r for r in found if not r.navigation] or found
         packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
         if snapshot.scope_prefix:
             parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}

@@ -542,3 +542,90 @@ def test_the_tabs_inside_each_route_s_view_are_opened_and_stored_under_the_route
         top = resolve(client, url, f"{title} 404 {bad}", k=3)
         assert any(bad in c["text"] and c["url"] == url for c in top), top
     assert job["counts"]["superseded"] == 0  # a tab shows another view: it replaces nothing
+
+
+PAGED_OPS = {
+    "listParcels": ("GET /parcels", "Parcels of the account, newest first.", "Not signed in."),
+    "trackParcel": ("GET /parcels/{id}", "The parcel with its scans.", "No parcel has it."),
+    "deleteParcel": ("DELETE /parcels/{id}", "The parcel was withdrawn.", "Posted already."),
+}
+# A site generator's API reference (vitepress-openapi): each operation a page of its own,
+# routed by pushState, its sidebar entry named by method and path (the method also a badge);
+# the page sits in a layout wrapper named `has-sidebar`; an operation's response codes are tabs
+# in a focus group (`role=tablist tabindex=0`), the other code's text drawn only on a click; a
+# theme switch; a pager to the next operation.
+PAGED_SHELL = Page(
+    (
+        """<html><head><title>Parcel API</title></head><body><div class="layout has-sidebar">
+<header><a href="/api/">Parcel API</a><button>Switch to dark theme</button></header>
+<aside class="sidebar"><nav><h2>Default</h2>"""
+        + "".join(
+            f'<a href="/api/operations/{op}"><span>{v[0].split()[0]}</span> {v[0]}</a>'
+            for op, v in PAGED_OPS.items()
+        )
+        + """</nav></aside><main></main><nav class="pager"></nav></div><script>
+const ops = """
+        + str({op: list(v) for op, v in PAGED_OPS.items()}).replace("'", '"')
+        + """;
+const order = Object.keys(ops);
+function render() {
+  const op = location.pathname.replace(/^\\/api\\/operations\\//, '');
+  const main = document.querySelector('main');
+  const pager = document.querySelector('.pager');
+  if (!ops[op]) {
+    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted, tracked and withdrawn.</p>';
+    pager.innerHTML = '';
+    return;
+  }
+  const [title, ok, bad] = ops[op];
+  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div role="tablist" tabindex="0">
+    <button role="tab" aria-selected="true" data-code="200">200</button>
+    <button role="tab" aria-selected="false" data-code="404">404</button></div>
+    <div role="tabpanel"><p>${ok}</p></div>`;
+  main.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+    main.querySelectorAll('[role=tab]').forEach((t) => t.setAttribute('aria-selected', t === tab));
+    main.querySelector('[role=tabpanel]').innerHTML =
+      '<p>' + (tab.dataset.code === '200' ? ok : bad) + '</p>';
+  }));
+  const next = order[(order.indexOf(op) + 1) % order.length];
+  pager.innerHTML = `<a href="/api/operations/${next}">Next page ${ops[next][0]}</a>`;
+}
+document.addEventListener('click', (e) => {
+  const a = e.target.closest('a[href^="/api/"]');
+  if (!a) return;
+  e.preventDefault();
+  history.pushState(null, '', a.getAttribute('href'));
+  render();
+});
+window.addEventListener('popstate', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_an_api_reference_with_a_page_per_operation_is_read_route_by_route(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Every operation's page is visited (a link named "DELETE /parcels/{id}" shows the
+    operation; it deletes nothing), its tabs are opened there (the layout named `has-sidebar`
+    around the page is not navigation, nor is the tab list's focus group a control), and each
+    route stores its own content, not the sidebar and pager it shares with the page it was
+    reached from, which hold the navigation once."""
+    site.pages["/api/"] = PAGED_SHELL
+    for op in PAGED_OPS:
+        site.pages[f"/api/operations/{op}"] = PAGED_SHELL
+    client = make_client()
+    job = capture(client, site.url("/api/"), maxActions=40)
+    assert job["status"] == "completed", job
+    assert job["counts"]["routes"] == len(PAGED_OPS), job["counts"]
+    labels = [step["label"] for step in model(client, site)["steps"]]
+    assert "Switch to dark theme" not in labels and "200 404" not in labels, labels
+    for op, (_, ok, bad) in PAGED_OPS.items():
+        url = site.url(f"/api/operations/{op}")
+        texts = " ".join(c["text"] for c in resolve(client, url, "", k=20))
+        assert ok in texts and bad in texts, (op, texts)
+        others = [v[0] for o, v in PAGED_OPS.items() if o != op]
+        assert not any(other in texts for other in others), (op, texts)
+    home = " ".join(c["text"] for c in resolve(client, site.url("/api/"), "", k=20))
+    assert all(v[0] in home for v in PAGED_OPS.values()), home

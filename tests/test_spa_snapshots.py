@@ -261,6 +261,32 @@ def test_an_open_menu_is_one_region_not_one_per_item() -> None:
     assert found[1].heading_path == ("Find a pet by its id",)
 
 
+def test_navigation_regions_are_told_from_content() -> None:
+    """A `nav`, and a sidebar or table of contents made of links without navigation markup
+    (docsify's), are navigation; a layout named `has-sidebar` around the page, a callout in an
+    `aside` and a list of links inside the content are not."""
+    pages = "".join(f'<li><a href="#/p{n}">Page {n}</a></li>' for n in range(4))
+    found = regions(
+        '<html><body><div class="layout has-sidebar">'
+        f'<aside class="sidebar"><h1>Docs</h1><ul>{pages}</ul></aside>'
+        '<nav class="pager"><a href="#/next">Next page</a></nav>'
+        "<main><h1>Install</h1><p>Unpack the archive into the folder of your choice.</p>"
+        f'<div id="toc-install"><a href="#a">Download it</a> <a href="#b">Unpack it</a> '
+        '<a href="#c">Run the installer</a></div>'
+        '<aside class="note"><p>Older versions kept their settings elsewhere.</p></aside>'
+        f"<section><h2>See also</h2><ul>{pages}</ul></section></main></div></body></html>"
+    )
+    navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
+    assert navigation == {
+        "# Docs - Page 0 - Page 1 - Pag": True,
+        "Next page": True,
+        "# Install Unpack the archive i": False,
+        "Download it Unpack it Run the ": True,
+        "Older versions kept their sett": False,
+        "## See also - Page 0 - Page 1 ": False,
+    }, navigation
+
+
 def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
     lines = "".join(f'<div class="line">line {n} of the sample</div>' for n in range(6))
     found = regions(f"<html><body><main><h3>GET /pets</h3><pre>{lines}</pre></main></body></html>")
