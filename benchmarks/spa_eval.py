@@ -16,18 +16,20 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Seven more apps, not run by default, check that what was tuned on the six holds on apps lore
+Eight more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
-styled boxes and titled in bold, no heading markup), docsify (hash-routed, its own headings
+styled boxes and titled in bold, no heading markup; vitepress-openapi, a VitePress site built
+from each spec, each operation a page of its own), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it) and an Rspress build (history-routed,
 React; both builds group the pages in sidebar categories collapsed until clicked).
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
-                redoc,openapi-explorer,spec-renderer,openapi-ui,docsify,docusaurus,rspress]
+                redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,
+                docsify,docusaurus,rspress]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -74,6 +76,8 @@ PACKAGES = {
     "react-dom@18.3.1",
     # Rspress, a React site generator on Rsbuild (history-routed, pages `/slug.html`).
     "rspress": "rspress@1.47.2",
+    # An API reference built by VitePress from the spec, each operation a page of its own.
+    "vitepress-openapi": "vitepress-openapi@0.2.1 vitepress@1.6.4 vue@3.5.45",
 }
 API_APPS = (
     "swagger-ui",
@@ -84,6 +88,7 @@ API_APPS = (
     "openapi-explorer",
     "spec-renderer",
     "openapi-ui",
+    "vitepress-openapi",
 )
 DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
@@ -97,8 +102,10 @@ HOLDOUT = (
     "openapi-ui",
     "docusaurus",
     "rspress",
+    "vitepress-openapi",
 )
-BUILT = ("docusaurus", "rspress")  # site generators: built with their own modules
+# Site generators, built with their own modules (an API reference: one site a spec).
+BUILT = ("docusaurus", "rspress", "vitepress-openapi")
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -302,7 +309,11 @@ def api_app(
     for name in names:
         ops = operations(root / "specs" / name)
         assert len(ops) == expected[name]["n_operations"], name
-        url = f"{base}/sites/{app}/index.html?spec={name}"
+        url = (
+            f"{base}/sites/{app}/{Path(name).stem}/"
+            if app in BUILT
+            else f"{base}/sites/{app}/index.html?spec={name}"
+        )
         lore = lore_for(work, f"{app}-{name}")
         try:
             page = canonicalize(url)
@@ -592,6 +603,81 @@ def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/rspress/"
 
 
+# vitepress-openapi's set-up, as its documentation gives it: the theme, a sidebar of operations,
+# the spec's introduction as the home page and a page for each operation.
+VITEPRESS_OPENAPI = {
+    ".vitepress/config.mjs": """import { useSidebar } from 'vitepress-openapi'
+import spec from '../public/openapi.json' with { type: 'json' }
+export default {
+  base: 'BASE', title: 'API', ignoreDeadLinks: true,
+  themeConfig: {
+    sidebar: useSidebar({ spec, linkPrefix: '/operations/' }).generateSidebarGroups(),
+  },
+}
+""",
+    ".vitepress/theme/index.mjs": """import DefaultTheme from 'vitepress/theme'
+import { theme, useOpenapi } from 'vitepress-openapi/client'
+import 'vitepress-openapi/dist/style.css'
+import spec from '../../public/openapi.json' with { type: 'json' }
+export default {
+  extends: DefaultTheme,
+  async enhanceApp({ app }) { theme.enhanceApp({ app, openapi: useOpenapi({ spec }) }) },
+}
+""",
+    "index.md": "---\naside: false\n---\n\n<OAIntroduction />\n",
+    "operations/[operationId].md": """---
+aside: false
+outline: false
+---
+
+<script setup>
+import { useRoute } from 'vitepress'
+const operationId = useRoute().data.params.operationId
+</script>
+
+<OAOperation :operationId="operationId" />
+""",
+    "operations/[operationId].paths.mjs": """import { usePaths } from 'vitepress-openapi'
+import spec from '../public/openapi.json' with { type: 'json' }
+export default {
+  paths() {
+    return usePaths({ spec })
+      .getPathsByVerbs()
+      .map(({ operationId }) => ({ params: { operationId } }))
+  },
+}
+""",
+}
+
+
+def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
+    """A vitepress-openapi build of each spec, at `/sites/vitepress-openapi/<spec stem>/`."""
+    modules = npm(PACKAGES["vitepress-openapi"], CACHE.parent / "spa-vitepress-openapi")
+    for name in names:
+        stem = Path(name).stem
+        docs = work / "vitepress-openapi" / stem / "docs"
+        for path, text in VITEPRESS_OPENAPI.items():
+            (docs / path).parent.mkdir(parents=True, exist_ok=True)
+            (docs / path).write_text(text.replace("BASE", f"/sites/vitepress-openapi/{stem}/"))
+        (docs / "public").mkdir()
+        spec = yaml.safe_load((data / "specs" / name).read_text())
+        (docs / "public" / "openapi.json").write_text(json.dumps(spec, default=str))
+        (docs.parent / "node_modules").symlink_to(modules)
+        built = subprocess.run(
+            ["node", str(modules / "vitepress" / "bin" / "vitepress.js"), "build", "docs"],
+            cwd=docs.parent,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if built.returncode:
+            raise SystemExit(
+                f"vitepress-openapi build of {name} failed:\n{built.stdout[-3000:]}\n"
+                f"{built.stderr[-3000:]}"
+            )
+        shutil.copytree(docs / ".vitepress" / "dist", root / "sites" / "vitepress-openapi" / stem)
+
+
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
@@ -666,7 +752,8 @@ def main() -> None:
     parser.add_argument(
         "--apps",
         default=",".join(DEFAULT_APPS),
-        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, docsify, "
+        help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
+        "vitepress-openapi, docsify, "
         "docusaurus and rspress: apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -704,6 +791,8 @@ def main() -> None:
             homes["docusaurus"] = docusaurus_site(root, work, base, pages)
         if "rspress" in apps:
             homes["rspress"] = rspress_site(root, work, pages)
+        if "vitepress-openapi" in apps:
+            vitepress_openapi_sites(root, work, args.data, names)
         print(
             f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
