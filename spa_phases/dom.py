@@ -116,7 +116,7 @@ class Region:
     markdown: str
     hidden: bool  # invisible to a person when the snapshot was taken
     injection: bool  # hidden and reads like instructions to a model
-    navigation: bool = False  # the page's navigation (a sidebar, a menu, a pager): see below
+    navigation: bool = False  # the page's navigation (a sidebar, a menu, a pager): `_navigation`
 
 
 def reads_like_instructions(text: str) -> bool:
@@ -208,10 +208,13 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
 def _navigation(element: lxml.html.HtmlElement) -> bool:
     """Whether a region is the page's navigation: in a `nav` or `role=navigation`, or a sidebar,
     table of contents or menu (an `aside`, or named so by its class or id) that is mostly
-    links, as docsify's and docute's sidebars are."""
+    links, as docsify's sidebar is. Never the page's body or main content, whatever their
+    class says (`<body class="sidebar-open">`)."""
     for at in (element, *element.iterancestors()):
         if at.tag == "nav" or at.get("role") == "navigation":
             return True
+    if element.tag in ("body", "main", "article") or element.get("role") == "main":
+        return False
     named = f"{element.get('class', '')} {element.get('id', '')}".lower()
     if element.tag != "aside" and not any(n in named for n in ("sidebar", "toc", "menu")):
         return False
