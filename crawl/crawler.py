@@ -132,7 +132,7 @@ class Page:
     fetched_at: datetime
     headers: dict[str, str]
     depth: int
-    links: tuple[str, ...] = ()  # the page's links, for the sink to keep for a later 304
+    links: tuple[str, ...] = ()  # the page's links as found, for the sink to keep for a 304
 
 
 @dataclass(frozen=True)
@@ -452,8 +452,8 @@ class SiteCrawl:
         return CrawlSummary(counts, exhaustive=not self._limited, cancelled=cancelled)
 
     def _request(self, entry: CrawlUrl) -> Request:
-        # Known by its canonical URL, fetched where it was found. Fragments in canonical URLs
-        # are client-side routes: pages of their own.
+        # Known by its canonical URL (fragments in it are client-side routes: pages of their
+        # own), fetched where it was found.
         return Request.from_url(
             self._addresses.get(entry.url, entry.url),
             unique_key=entry.url,
@@ -521,7 +521,7 @@ class SiteCrawl:
         body = await response.read()
         if status == 304:  # unchanged: follow the links it had when it was stored
             result = await self._store(url, final, status, response.headers, b"", depth, {})
-            await self._follow({link: link for link in result.links}, depth)
+            await self._follow({canonicalize(a): a for a in result.links}, depth)
             return
         soup = context.soup
         headers = dict(response.headers)
@@ -620,7 +620,7 @@ class SiteCrawl:
             fetched_at=datetime.now(UTC),
             headers=dict(headers),
             depth=depth,
-            links=tuple(links),
+            links=tuple(links.values()),  # where they were found: canonical again on a 304
         )
         result = await self.sink(page)
         if result.state == "queued":  # the sink recorded it before handing it over

@@ -200,8 +200,40 @@ def test_a_page_is_fetched_at_the_address_it_was_linked_with(site: Site, catalog
         site.url("/docs/guide"): site.url("/docs/guide/"),
     }
     assert {u.state for u in urls.values()} == {"ingested"}
-    assert not {"/docs", "/docs/kb", "/docs/guide", "/kb/intro"} & set(site.requests)
+    # fetched as /docs/kb, its link would have been /docs/intro
+    assert not {"/docs", "/docs/kb", "/docs/guide", "/docs/intro"} & set(site.requests)
     assert site.requests.count("/docs/kb/") == 1
+
+
+def test_an_unchanged_page_s_links_are_fetched_where_they_were_found(
+    site: Site, catalog: Catalog
+) -> None:
+    # A re-crawl whose page answers 304 follows the links it had when stored: at the address
+    # they were found as (`/docs/kb/`), which this host alone answers, not the canonical one.
+    site.pages["/docs/"] = SitePage(html("Docs", links=("kb/",)).body, etag='"v1"')
+    site.pages["/docs/kb/"] = html("Knowledge base")
+    _, first = crawl(catalog, CrawlSpec(site.url("/docs/"), "spider", max_pages=10), job="one")
+    stored = {p.url: p.links for p in first.pages}
+
+    class Revisiting(RecordingSink):
+        async def conditional_headers(self, url: str) -> dict[str, str]:
+            return {"If-None-Match": '"v1"'} if url in stored else {}
+
+        async def __call__(self, page: Page) -> PageResult:
+            if page.status == 304:
+                return PageResult("unchanged", links=stored[page.url])
+            return await super().__call__(page)
+
+    site.requests.clear()
+    urls, _ = crawl(
+        catalog, CrawlSpec(site.url("/docs/"), "spider", max_pages=10), Revisiting(), job="two"
+    )
+    assert site.not_modified == ["/docs/"]
+    assert {u: e.state for u, e in urls.items()} == {
+        site.url("/docs"): "unchanged",
+        site.url("/docs/kb"): "ingested",  # no validator of its own: fetched whole
+    }
+    assert "/docs/kb" not in site.requests and "/docs/kb/" in site.requests
 
 
 def test_a_sitemap_s_addresses_are_fetched_as_listed(site: Site, catalog: Catalog) -> None:
