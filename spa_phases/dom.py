@@ -215,8 +215,11 @@ def _navigation(element: lxml.html.HtmlElement) -> bool:
             return True
     if element.tag in ("body", "main", "article") or element.get("role") == "main":
         return False
-    named = f"{element.get('class', '')} {element.get('id', '')}".lower()
-    if element.tag != "aside" and not any(n in named for n in ("sidebar", "toc", "menu")):
+    # By whole words of its class or id ("toc", "main-menu", "VPSidebar"), not `stock` or
+    # `protocol`.
+    words = re.split(r"[^a-z0-9]+", f"{element.get('class', '')} {element.get('id', '')}".lower())
+    named = any(w in ("toc", "menu") or "sidebar" in w for w in words)
+    if element.tag != "aside" and not named:
         return False
     text = len(" ".join(element.text_content().split()))
     links = element.findall(".//a")

@@ -305,11 +305,22 @@ SCAN = (
   // Disclosure controls only show and hide: "DELETE /pets/{id}" on an expander deletes nothing;
   // nor does a link to a client-side route ("deletePet DELETE" to #/operations/deletePet).
   const DISCLOSURES = new Set(['cookie_dismiss', 'tab', 'details', 'expander', 'expanded']);
-  // Nor a link to an API operation's documentation, named by its method ("DELETE /pets/{id}",
-  // "DELETE Deletes a pet" with the method as a badge): a link's GET shows it, and deletes
-  // nothing. A "Delete account" or "Log out" link stays destructive.
-  const OPERATION = (text) => /^(GET|PUT|POST|DELETE|DEL|PATCH|HEAD|OPTIONS)\b/.test(text)
-    || /\b(get|put|post|delete|patch)\s+\/\S*/i.test(text);
+  // Nor a link to an API operation's documentation, named by its method before a path
+  // ("DELETE /pets/{id}") or by a method badge beside its name ("DELETE" in an element of its
+  // own, then "Deletes a pet"): its GET shows the operation and deletes nothing. Read from the
+  // markup's text, not the label (CSS capitals turn "Delete account" into "DELETE ACCOUNT");
+  // a link that runs a script (`#`, `javascript:`, `onclick`, `data-method`) is what it says.
+  const METHOD = /^(GET|PUT|POST|DELETE|DEL|PATCH|HEAD|OPTIONS|get|put|post|delete|del|patch|head|options)$/;
+  const operationLink = (el) => {
+    const href = el.getAttribute('href') || '';
+    if (!href || href === '#' || /^javascript:/i.test(href) || el.hasAttribute('onclick') || el.hasAttribute('data-method')) return false;
+    const text = el.textContent.replace(/\s+/g, ' ').trim();
+    if (/\b(get|put|post|delete|patch)\s+\/\S*/i.test(text)) return true;
+    return Array.from(el.querySelectorAll('*')).some((badge) => {
+      const name = badge.textContent.trim();
+      return badge.children.length === 0 && METHOD.test(name) && text.length > name.length + 2;
+    });
+  };
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
@@ -335,7 +346,8 @@ SCAN = (
   const query = CONTROL + ', [tabindex="0"]';
   // Focusable only, around controls of its own: a group that moves focus among them (a tab
   // list, a toolbar), not a control.
-  const focusGroup = (el) => !el.matches(CONTROL) && !!el.querySelector(CONTROL);
+  const focusGroup = (el) => el.matches('[tabindex="0"]') && !el.matches(CONTROL + ', ' + FIELDS)
+    && !!el.querySelector(CONTROL);
   const FIELDS = 'input:not([type=hidden]):not([type=button]):not([type=submit]):not([type=image]):not([type=reset]), select, textarea, [contenteditable=true], [role=searchbox], [role=combobox], [role=textbox], [role=checkbox], [role=switch], [role=slider]';
   const all = [];
   const fieldEls = [];
@@ -584,7 +596,7 @@ SCAN = (
     const choice = choiceOf(el);
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
-      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !(href && OPERATION(text)),
+      visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
       siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),

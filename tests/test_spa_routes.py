@@ -629,3 +629,31 @@ def test_an_api_reference_with_a_page_per_operation_is_read_route_by_route(
         assert not any(other in texts for other in others), (op, texts)
     home = " ".join(c["text"] for c in resolve(client, site.url("/api/"), "", k=20))
     assert all(v[0] in home for v in PAGED_OPS.values()), home
+
+
+ACCOUNT = Page(
+    b"""<html><head><title>Account</title></head><body><h1>Account</h1>
+<p>Your account and the parcels it has posted.</p><nav class="menu">
+<a href="/account/delete" style="text-transform: uppercase">Delete account</a>
+<a href="javascript:void(0)" onclick="fetch('/api/delete-all')">DELETE</a>
+<a href="/api/operations/deleteParcel"><span class="badge">delete</span> Withdraws a parcel</a>
+</nav></body></html>"""
+)
+
+
+def test_only_a_link_to_an_operation_s_documentation_is_exempt_from_destructive_labels(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """A link named by a method badge beside the operation's name is opened (it shows the
+    documentation); a "Delete account" link drawn in capitals and a "DELETE" link that runs a
+    script are what their labels say, and never clicked."""
+    site.pages["/account"] = ACCOUNT
+    site.pages["/api/operations/deleteParcel"] = Page(
+        b"<html><body><h1>Withdraw a parcel</h1><p>Withdraws a parcel not yet posted.</p>"
+        b"</body></html>"
+    )
+    client = make_client()
+    job = capture(client, site.url("/account"), maxActions=10)
+    assert job["status"] == "completed", job
+    assert "/api/operations/deleteParcel" in site.requests
+    assert "/account/delete" not in site.requests and "/api/delete-all" not in site.requests

@@ -274,7 +274,9 @@ def test_navigation_regions_are_told_from_content() -> None:
         f'<div id="toc-install"><a href="#a">Download it</a> <a href="#b">Unpack it</a> '
         '<a href="#c">Run the installer</a></div>'
         '<aside class="note"><p>Older versions kept their settings elsewhere.</p></aside>'
-        f"<section><h2>See also</h2><ul>{pages}</ul></section></main></div></body></html>"
+        f"<section><h2>See also</h2><ul>{pages}</ul></section>"
+        '<div id="stock-levels"><a href="#s1">Widgets in stock</a> <a href="#s2">Gears in '
+        'stock</a> <a href="#s3">Bolts on order</a></div></main></div></body></html>'
     )
     navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
     assert navigation == {
@@ -284,6 +286,7 @@ def test_navigation_regions_are_told_from_content() -> None:
         "Download it Unpack it Run the ": True,
         "Older versions kept their sett": False,
         "## See also - Page 0 - Page 1 ": False,
+        "Widgets in stock Gears in stoc": False,  # `stock` is no table of contents
     }, navigation
 
 
