@@ -483,26 +483,11 @@ ROUTED_OPS = {
     "deleteParcel": ("Delete a parcel", "The parcel was deleted.", "It was posted already."),
 }
 
-ROUTED_TABS = Page(
-    (
-        """<html><head><title>Parcel API</title></head><body>
-<nav class="toc"><a href="#/">Overview</a>"""
-        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
-        + """</nav><main></main><script>
-const ops = """
-        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
-        + """;
-// Like Stoplight Elements: each operation is a route, and its view shows one response code's
-// description at a time; the other code's is rendered only when its tab is clicked.
-function render() {
-  const op = location.hash.replace(/^#\\/operations\\//, '');
-  const main = document.querySelector('main');
-  if (!ops[op]) {
-    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted and tracked.</p>';
-    return;
-  }
-  const [title, ok, bad] = ops[op];
-  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div role="tablist">
+# An operation's view, in both API references below: its title and one response code's
+# description at a time; the other code's is drawn only when its tab is clicked.
+SHOW_OPERATION = """
+function showOperation(main, [title, ok, bad], tablist) {
+  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div ${tablist}>
     <button role="tab" aria-selected="true" data-code="200">200</button>
     <button role="tab" aria-selected="false" data-code="404">404</button></div>
     <div role="tabpanel"><p>${ok}</p></div>`;
@@ -511,6 +496,29 @@ function render() {
     main.querySelector('[role=tabpanel]').innerHTML =
       '<p>' + (tab.dataset.code === '200' ? ok : bad) + '</p>';
   }));
+}
+"""
+
+ROUTED_TABS = Page(
+    (
+        """<html><head><title>Parcel API</title></head><body>
+<nav class="toc"><a href="#/">Overview</a>"""
+        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
+        + """</nav><main></main><script>
+const ops = """
+        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
+        + ";"
+        + SHOW_OPERATION
+        + """
+// Like Stoplight Elements: each operation is a route, its view drawn by showOperation.
+function render() {
+  const op = location.hash.replace(/^#\\/operations\\//, '');
+  const main = document.querySelector('main');
+  if (!ops[op]) {
+    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted and tracked.</p>';
+    return;
+  }
+  showOperation(main, ops[op], 'role="tablist"');
 }
 window.addEventListener('hashchange', render);
 render();
@@ -566,7 +574,9 @@ PAGED_SHELL = Page(
         + """</nav></aside><main></main><nav class="pager"></nav></div><script>
 const ops = """
         + str({op: list(v) for op, v in PAGED_OPS.items()}).replace("'", '"')
-        + """;
+        + ";"
+        + SHOW_OPERATION
+        + """
 const order = Object.keys(ops);
 function render() {
   const op = location.pathname.replace(/^\\/api\\/operations\\//, '');
@@ -577,16 +587,7 @@ function render() {
     pager.innerHTML = '';
     return;
   }
-  const [title, ok, bad] = ops[op];
-  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div role="tablist" tabindex="0">
-    <button role="tab" aria-selected="true" data-code="200">200</button>
-    <button role="tab" aria-selected="false" data-code="404">404</button></div>
-    <div role="tabpanel"><p>${ok}</p></div>`;
-  main.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
-    main.querySelectorAll('[role=tab]').forEach((t) => t.setAttribute('aria-selected', t === tab));
-    main.querySelector('[role=tabpanel]').innerHTML =
-      '<p>' + (tab.dataset.code === '200' ? ok : bad) + '</p>';
-  }));
+  showOperation(main, ops[op], 'role="tablist" tabindex="0"');
   const next = order[(order.indexOf(op) + 1) % order.length];
   pager.innerHTML = `<a href="/api/operations/${next}">Next page ${ops[next][0]}</a>`;
 }
