@@ -255,7 +255,7 @@ class SiteCrawl:
                 continue
             wanted += 1
             admitted.append(entry)
-            if addresses and addresses.get(entry.url, entry.url) != entry.url:
+            if addresses and entry.url in addresses:
                 self._addresses[entry.url] = addresses[entry.url]
         return admitted
 
