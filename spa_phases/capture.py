@@ -135,7 +135,7 @@ class Capture:
                 scope_prefix=scope_prefix,
                 supersede=supersede,
                 shown_before=before,
-                navigation=url is None,  # a route's: held by the page it came from
+                origin=None if url is None else spec.url,
             )
             try:
                 result = await self._ingest(snapshot)

@@ -498,8 +498,9 @@ class Explorer:
             and not HIDING.search(choice.label)
         )
         # What may be superseded is what the action replaced: what was on screen before it,
-        # not the other views stored earlier under the same region.
-        shown = await self._dom() if supersede else None
+        # not the other views stored earlier under the same region; and what a route's view
+        # showed before the click is not the route's own.
+        shown = await self._dom()
         await self.page.evaluate(RESET_CHANGES)
         try:
             await self._click(choice.selector)
@@ -534,7 +535,7 @@ class Explorer:
                 self._routes_seen.add(route)
             elif route not in self._routes_seen:
                 self._routes_seen.add(route)
-                stored, superseded = await self.snapshot(None, route=route)
+                stored, superseded = await self.snapshot(None, route=route, before=shown)
                 if stored:
                     self.routes.append(route)
                     if self._shared is None and await self._own_controls():
@@ -547,7 +548,7 @@ class Explorer:
             except Exception:
                 region = None
             stored, superseded = await self.snapshot(
-                choice.action, supersede=supersede, before=shown
+                choice.action, supersede=supersede, before=shown if supersede else None
             )
             if effect == "opened_dialog":  # its content is stored; close it to go on
                 await self._close_dialog()

@@ -66,12 +66,14 @@ class Snapshot:
     # The DOM just before the action, where the sender knows it (lore's own explorer): only
     # what it showed can be superseded, not another view stored earlier under the same region
     # (an operation a sidebar entry showed before the one on screen). None: whatever of the
-    # regions this snapshot covers.
+    # regions this snapshot covers. For a route's view (see `origin`), what it showed is not
+    # stored again under the route.
     shown_before: str | bytes | None = None
-    # False for a client-side route's view stored as a page of its own: the navigation it
-    # shares with the page it was reached from (a sidebar, a pager) is held there once, not
-    # again under every route, where it crowded the route's own content out of the answers.
-    navigation: bool = True
+    # For a client-side route's view stored as a page of its own: the URL of the page it was
+    # reached from. What that page holds already (the navigation they share, a sidebar, a
+    # pager; the rest of a page that only opened one section) is held there once, not again
+    # under every route, where its copies crowded the route's own content out of the answers.
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class SnapshotResult:
     regions: int
     chunks: int  # chunks this snapshot's document holds
     embedded: int
-    known: int  # post_interaction: chunks the URL already held, not stored again
+    known: int  # chunks the URL (post_interaction) or the route's origin held, not stored again
     superseded: int
     flagged: int
     changed_scopes: tuple[str, ...]  # scopes that got new content
@@ -124,7 +126,20 @@ class PhaseIngestor:
         if snapshot.phase == "initial":
             trigger = None
         doc_id = snapshot_document_id(snapshot.tenant_id, snapshot.url, snapshot.phase, trigger)
-        found, chunks, parts = self._read(snapshot, trigger, doc_id)
+        found = self._regions(snapshot, snapshot.dom)
+        before = None
+        if snapshot.shown_before is not None:
+            try:
+                before = self._regions(snapshot, snapshot.shown_before)
+            except SnapshotError:  # it showed nothing lore reads
+                before = []
+        if snapshot.origin is not None and snapshot.phase == "initial" and before:
+            # What the view showed before the click that routed is not the route's (a section
+            # a deep link opened earlier stays open; it is stored under its own route). By
+            # region, as packing runs them together with their new neighbours.
+            seen = {(r.heading_path, r.markdown) for r in before}
+            found = [r for r in found if (r.heading_path, r.markdown) not in seen]
+        chunks, parts = self._read(snapshot, trigger, doc_id, found)
         store = self._indexer.store
         stored = store.scroll(
             ChunkFilter(
@@ -136,10 +151,10 @@ class PhaseIngestor:
             100_000,
         )
         others = [c for c in stored if c.document_id != doc_id and c.superseded_by is None]
-        known = {c.content_hash for c in others}
-        keep = chunks
-        if snapshot.phase == "post_interaction":
-            keep = [c for c in chunks if c.content_hash not in known]
+        known = {c.content_hash for c in others} if snapshot.phase == "post_interaction" else set()
+        if snapshot.origin is not None:
+            known |= self._held(snapshot.tenant_id, snapshot.origin)
+        keep = [c for c in chunks if c.content_hash not in known]
         embedded = 0
         if keep:
             result = self._indexer.index(self._prepared(snapshot, doc_id, keep))
@@ -154,14 +169,12 @@ class PhaseIngestor:
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
         superseded = 0
         if snapshot.supersede:
-            shown = others
-            if snapshot.shown_before is not None:
-                shown = self._shown(replace(snapshot, dom=snapshot.shown_before), others)
+            shown = others if before is None else self._shown(snapshot, before, others)
             superseded = self._supersede(shown, chunks, keep, parts)
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
-            regions=found,
+            regions=len(found),
             chunks=len(keep),
             embedded=embedded,
             known=len(chunks) - len(keep),
@@ -170,24 +183,28 @@ class PhaseIngestor:
             changed_scopes=tuple(dict.fromkeys(c.scope or "" for c in keep)),
         )
 
-    def _read(
-        self, snapshot: Snapshot, trigger: str | None, doc_id: str
-    ) -> tuple[int, list[Chunk], dict[str, set[str]]]:
-        """A snapshot's DOM read: how many regions it has, its chunks, and each packed run's
-        members' own words by scope (see `_packed`). Raises SnapshotError."""
-        found = regions(snapshot.dom, self._max_dom_bytes)
-        if not snapshot.navigation:
+    def _regions(self, snapshot: Snapshot, dom: str | bytes) -> list[Region]:
+        """The regions of one of the snapshot's DOMs. Raises SnapshotError."""
+        found = regions(dom, self._max_dom_bytes)
+        if snapshot.origin is not None:
             found = [r for r in found if not r.navigation] or found
+        return found
+
+    def _read(
+        self, snapshot: Snapshot, trigger: str | None, doc_id: str, found: list[Region]
+    ) -> tuple[list[Chunk], dict[str, set[str]]]:
+        """The chunks of a snapshot's regions, and each packed run's members' own words by
+        scope (see `_packed`). Raises SnapshotError when they hold no text."""
         packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
         if snapshot.scope_prefix:
             parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}
-        return len(found), self._chunks(snapshot, trigger, doc_id, packed), parts
+        return self._chunks(snapshot, trigger, doc_id, packed), parts
 
-    def _shown(self, before: Snapshot, others: list[Chunk]) -> list[Chunk]:
-        """The stored chunks the DOM `before` showed: the same chunk, or (its regions run
+    def _shown(self, snapshot: Snapshot, before: list[Region], others: list[Chunk]) -> list[Chunk]:
+        """The stored chunks the regions `before` showed: the same chunk, or (its regions run
         together otherwise) words all shown in its region."""
         try:
-            _, chunks, _ = self._read(before, None, "")
+            chunks, _ = self._read(snapshot, None, "", before)
         except SnapshotError:  # it showed nothing lore reads
             return []
         hashes = {c.content_hash for c in chunks}
@@ -201,6 +218,13 @@ class PhaseIngestor:
             if c.content_hash in hashes
             or any(_words(c.text) <= words[scope] for scope in _members(c.scope or ""))
         ]
+
+    def _held(self, tenant_id: str, url: str) -> set[str]:
+        """The content hashes of what `url` holds now."""
+        held = self._indexer.store.scroll(
+            ChunkFilter(tenant_ids=(tenant_id,), urls=(url,), include_flagged=True), 100_000
+        )
+        return {c.content_hash for c in held}
 
     def _exists(self, tenant_id: str, doc_id: str) -> bool:
         try:

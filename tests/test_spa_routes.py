@@ -658,3 +658,65 @@ def test_only_a_link_to_an_operation_s_documentation_is_exempt_from_destructive_
     assert job["status"] == "completed", job
     assert "/api/operations/deleteParcel" in site.requests
     assert "/account/delete" not in site.requests and "/api/delete-all" not in site.requests
+
+
+DEEP_OPS = {
+    "listParcels": ("GET /parcels", "Lists the parcels of the account, the newest first."),
+    "postParcel": ("POST /parcels", "Posts a parcel to the address printed on its label."),
+    "trackParcel": ("GET /parcels/{id}/track", "Tracks a parcel from the depot to the door."),
+}
+DEEP_INTRO = "The Parcel API posts, tracks and withdraws parcels on behalf of one account."
+DEEP_SCHEMA = "Parcel: a box with a label, a weight in grams and a tracking number."
+
+# Swagger UI's deep links: opening an operation writes its route (`#/parcels/listParcels`) into
+# the address with pushState and leaves the rest of the page, and the operations opened before,
+# as they were; going back changes nothing on screen.
+DEEP_LINKED = Page(
+    (
+        "<html><head><title>Parcel API</title></head><body><h1>Parcel API</h1>"
+        f'<p class="intro">{DEEP_INTRO}</p>'
+        + "".join(
+            f'<div class="opblock" data-op="{op}"><button class="summary" aria-expanded="false">'
+            f'{title}</button><div class="body"></div></div>'
+            for op, (title, _) in DEEP_OPS.items()
+        )
+        + f'<section class="models"><h2>Schemas</h2><p>{DEEP_SCHEMA}</p></section>'
+        + "<script>\nconst ops = "
+        + str({op: text for op, (_, text) in DEEP_OPS.items()}).replace("'", '"')
+        + """;
+document.querySelectorAll('.opblock').forEach((block) => {
+  const summary = block.querySelector('.summary');
+  summary.addEventListener('click', () => {
+    const op = block.dataset.op;
+    summary.setAttribute('aria-expanded', 'true');
+    block.querySelector('.body').innerHTML = `<h3>${summary.textContent}</h3><p>${ops[op]}</p>`
+      + `<h4>Parameters</h4><p>account_${op} (header, required): the account it acts for.</p>`;
+    history.pushState(null, '', '#/parcels/' + op);
+  });
+});
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_a_deep_linked_section_s_route_holds_only_what_it_opened(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Each operation's route stores what opening it showed, not again the page around it nor
+    the operations opened before it, whose copies under every route crowded the answers."""
+    site.pages["/parcels"] = DEEP_LINKED
+    client = make_client()
+    url = site.url("/parcels")
+    job = capture(client, url, maxActions=10)
+    assert job["status"] == "completed", job
+    assert job["counts"]["routes"] == len(DEEP_OPS), job["counts"]
+    for op, (title, text) in DEEP_OPS.items():
+        route = f"{url}#/parcels/{op}"
+        held = " ".join(c["text"] for c in resolve(client, route, "", k=20))
+        assert text in held and f"account_{op}" in held, (op, held)
+        others = [t for o, (_, t) in DEEP_OPS.items() if o != op]
+        assert not any(t in held for t in [*others, DEEP_INTRO, DEEP_SCHEMA]), (op, held)
+        top = resolve(client, route, f"{title} {text}", k=3)
+        assert any(text in c["text"] for c in top), (op, top)
+    page = " ".join(c["text"] for c in resolve(client, url, "", k=20))
+    assert DEEP_INTRO in page and DEEP_SCHEMA in page, page
