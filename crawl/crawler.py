@@ -238,7 +238,9 @@ class SiteCrawl:
             reason = self.scope.reason_out(url)
             if reason is None and depth > self.spec.max_depth:
                 reason = "max_depth"
-            entries.append(CrawlUrl(url, depth, "skipped" if reason else "pending", reason or ""))
+            state = "skipped" if reason else "pending"
+            address = (addresses or {}).get(url)
+            entries.append(CrawlUrl(url, depth, state, reason or "", address=address))
         fresh = self.catalog.add_crawl_urls(self.job_id, entries[: self.options.max_urls - total])
         if len(entries) > self.options.max_urls - total:
             self._limited = True
@@ -255,8 +257,8 @@ class SiteCrawl:
                 continue
             wanted += 1
             admitted.append(entry)
-            if addresses and entry.url in addresses:
-                self._addresses[entry.url] = addresses[entry.url]
+            if entry.address:
+                self._addresses[entry.url] = entry.address
         return admitted
 
     def _record(self, url: str, **changes: Any) -> None:
@@ -378,6 +380,9 @@ class SiteCrawl:
             if self.spec.strategy == "sitemap" and self._fell_back():
                 self.spec = replace(self.spec, strategy="spider")
             pending = self.catalog.crawl_urls(self.job_id, states=("pending",))
+            for entry in pending:  # fetched where they were found, as in the first run
+                if entry.address:
+                    self._addresses.setdefault(entry.url, entry.address)
             log.info("job %s: resuming with %d pending URLs", self.job_id, len(pending))
         else:
             pending = await self._seed(fetcher)

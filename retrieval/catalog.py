@@ -87,6 +87,7 @@ class _CrawlUrlRow(_Base):
     job_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     url_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
     url: Mapped[str] = mapped_column(Text)
+    address: Mapped[str | None] = mapped_column(Text, nullable=True)  # see CrawlUrl.address
     seq: Mapped[int] = mapped_column(Integer)  # discovery order within the job
     depth: Mapped[int] = mapped_column(Integer, default=0)
     state: Mapped[str] = mapped_column(String(16), index=True)
@@ -285,6 +286,9 @@ class CrawlUrl:
     document_id: str | None = None
     chunks: int = 0
     updated_at: datetime | None = None
+    # Where it was found, where that differs from `url` (`/kb/` for `/kb`): where to fetch it,
+    # a resumed run too (a host may answer only that form).
+    address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1062,6 +1066,7 @@ class Catalog:
                         job_id=job_id,
                         url_hash=digest,
                         url=entry.url,
+                        address=entry.address if entry.address != entry.url else None,
                         seq=seq,
                         depth=entry.depth,
                         state=entry.state,
@@ -1190,4 +1195,5 @@ def _crawl_url(row: _CrawlUrlRow) -> CrawlUrl:
         document_id=row.document_id,
         chunks=row.chunks,
         updated_at=_aware(row.updated_at),
+        address=row.address,
     )

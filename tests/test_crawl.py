@@ -317,6 +317,23 @@ def test_a_resumed_job_fetches_only_what_was_pending(site: Site, catalog: Catalo
     assert "/p0" not in site.requests and "/sitemap.xml" not in site.requests
 
 
+def test_a_resumed_job_fetches_a_pending_page_where_it_was_found(
+    site: Site, catalog: Catalog
+) -> None:
+    """A page linked as `/kb/` is stored as `/kb`; a host that answers only `/kb/` still gets
+    asked for `/kb/` by the run that resumes the job."""
+    site.pages["/kb/"] = html("Knowledge base")
+    catalog.add_crawl_urls("job", [CrawlUrl(site.url("/"), 0, "ingested")])
+    catalog.add_crawl_urls(
+        "job", [CrawlUrl(site.url("/kb"), 1, "pending", address=site.url("/kb/"))]
+    )
+    assert catalog.crawl_urls("job", states=("pending",))[0].address == site.url("/kb/")
+    urls, sink = crawl(catalog, CrawlSpec(site.url("/"), "spider", max_pages=10))
+    assert [p.url for p in sink.pages] == [site.url("/kb")]
+    assert urls[site.url("/kb")].state == "ingested", urls
+    assert "/kb" not in site.requests and "/kb/" in site.requests
+
+
 def test_cancel_stops_the_crawl(site: Site, catalog: Catalog) -> None:
     for n in range(40):
         site.pages[f"/p{n}"] = html(f"P{n}", links=(f"/p{n + 1}",))
