@@ -22,6 +22,7 @@ import lxml.html
 
 from ingest import html_to_markdown
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
+from spa_phases.page_scripts import NAV_NAME
 
 DROPPED_TAGS = ("script", "style", "template", "noscript", "svg", "canvas", "iframe", "object")
 CONTAINER_TAGS = frozenset(
@@ -67,6 +68,8 @@ NAMED_WORDS = 6
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
 # when they have no id, from this many alike.
 REPEATED = 3
+# The longest open toggle's label that leads the regions of the block it opened.
+MAX_LABEL = 120
 # A sidebar, table of contents or menu without navigation markup is a region mostly of links:
 # this share of its text at least, in three links or more.
 NAV_LINK_SHARE = 0.7
@@ -81,6 +84,7 @@ APART_MARK = "data-lore-apart"
 TITLE_MARK = "data-lore-title"
 TITLED_MARK = "data-lore-titled"
 _WORD = re.compile(r"\w+")
+_NAV_NAME = re.compile(NAV_NAME, re.I)
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
 # "scalar-refs-0-47"): not the same element in the next render. As page_scripts' GENERATED.
@@ -215,10 +219,7 @@ def _navigation(element: lxml.html.HtmlElement) -> bool:
             return True
     if element.tag in ("body", "main", "article") or element.get("role") == "main":
         return False
-    # By whole words of its class or id ("toc", "main-menu", "VPSidebar"), not `stock` or
-    # `protocol`.
-    words = re.split(r"[^a-z0-9]+", f"{element.get('class', '')} {element.get('id', '')}".lower())
-    named = any(w in ("toc", "menu") or "sidebar" in w for w in words)
+    named = _NAV_NAME.search(f"{element.get('class', '')} {element.get('id', '')}")
     if element.tag != "aside" and not named:
         return False
     text = len(" ".join(element.text_content().split()))
@@ -280,6 +281,25 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     return " ".join("".join(parts).split())
 
 
+def _disclosure_label(element: lxml.html.HtmlElement) -> str | None:
+    """The label of the open toggle that starts `element`, before any other text (Swagger UI's
+    operation "GET /pets", a button that opened the block holding its parameters and
+    responses; an open `details`' summary): what the block discloses is about it."""
+    for at in element.iter():
+        if not isinstance(at.tag, str):
+            continue
+        parent = at.getparent()
+        if at is not element and (
+            at.get("aria-expanded") == "true"
+            or (at.tag == "summary" and parent is not None and parent.get("open") is not None)
+        ):
+            label = _heading_text(at)
+            return label if 0 < len(label) <= MAX_LABEL else None
+        if (at.text or "").strip():
+            return None  # text comes first
+    return None
+
+
 def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:
     return tuple(title for _, title in outline)
 
@@ -336,6 +356,8 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             entered.append((element, list(outline)))
             if main:
                 outline = []
+            elif label := _disclosure_label(element):  # leads the regions inside, below
+                outline = [*outline, ((outline[-1][0] if outline else 0) + 0.5, label)]
         elif (element in hidden and element.getparent() not in hidden) or element.get(
             TITLED_MARK
         ) is not None:

@@ -1,6 +1,8 @@
 """JavaScript the explorer runs inside the page (through Playwright's `evaluate`)."""
 # ruff: noqa: E501  (JavaScript reads better unwrapped)
 
+import json
+
 # Installed before any page script: the time of the last DOM mutation, for "DOM quiet".
 WATCH_MUTATIONS = """
 (() => {
@@ -31,8 +33,15 @@ WATCH_MUTATIONS = """
 
 QUIET_FOR_MS = "() => performance.now() - (window.__loreLastMutation || 0)"
 
+# Names that make an element navigation by its class or id (a sidebar, table of contents or
+# menu), as whole words of it: `VPSidebar`, `toc-wrapper`, `main-menu`; not `stock`,
+# `protocol` or `menuitem`. The scanner (here) and the region reader (`dom.py`) share it; it
+# reads the same in JavaScript and Python.
+NAV_NAME = r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu|[a-z0-9]*sidebar[a-z0-9]*)(?:$|[^a-z0-9])"
+
 # Stable selectors, visibility and a label, shared by the functions below.
-_COMMON = r"""
+_COMMON = (
+    r"""
 const STABLE_ID = /^[A-Za-z][\w-]{0,80}$/;
 // Every element matching `sel`, open shadow roots included (web components render there).
 // Each root's matches are found at once: a `matches` call per element was the largest item in
@@ -133,9 +142,12 @@ const visible = (el) => {
 // named so by its class or id only when it does not hold the page's main content: a layout's
 // `has-sidebar` (VitePress) or `sidebar-visible` (mdBook) wraps the page itself.
 const NAV = 'nav, aside, [role=navigation], [role=tree]';
-const NAMED_NAV = '[class*=sidebar i], [id*=sidebar i], [class*=toc i], [class*=menu i]';
+const NAV_NAME = new RegExp("""
+    + json.dumps(NAV_NAME)
+    + r""", 'i');
+const namedNav = (el) => NAV_NAME.test(`${el.getAttribute('class') || ''} ${el.id || ''}`);
 const MAIN = 'main, [role=main], article, h1';
-const isNav = (el) => el.matches(NAV) || (el.matches(NAMED_NAV) && !el.matches(MAIN) && !el.querySelector(MAIN));
+const isNav = (el) => el.matches(NAV) || (namedNav(el) && !el.matches(MAIN) && !el.querySelector(MAIN));
 const inNav = (el) => {
   for (let at = el; at; at = at.parentElement) if (isNav(at)) return true;
   return false;
@@ -164,6 +176,7 @@ const containerOf = (el) => {
 const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value || el.title || '')
   .replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, 80);
 """
+)
 
 # Marks the topmost elements a person cannot see (computed style), for hidden-text safety; and
 # inline elements the layout sets apart from the element before them with nothing between
@@ -324,7 +337,7 @@ SCAN = (
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch)( to)? )?(dark|light|system) (mode|theme)|theme|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*\))?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.

@@ -264,7 +264,8 @@ def test_an_open_menu_is_one_region_not_one_per_item() -> None:
 def test_navigation_regions_are_told_from_content() -> None:
     """A `nav`, and a sidebar or table of contents made of links without navigation markup
     (docsify's), are navigation; a layout named `has-sidebar` around the page, a callout in an
-    `aside` and a list of links inside the content are not."""
+    `aside` and a list of links inside the content are not. Named so by whole words of a
+    class or id (`tocList`), as the scanner reads them: not `stock`, `protocol`, `menuitems`."""
     pages = "".join(f'<li><a href="#/p{n}">Page {n}</a></li>' for n in range(4))
     found = regions(
         '<html><body><div class="layout has-sidebar">'
@@ -276,7 +277,11 @@ def test_navigation_regions_are_told_from_content() -> None:
         '<aside class="note"><p>Older versions kept their settings elsewhere.</p></aside>'
         f"<section><h2>See also</h2><ul>{pages}</ul></section>"
         '<div id="stock-levels"><a href="#s1">Widgets in stock</a> <a href="#s2">Gears in '
-        'stock</a> <a href="#s3">Bolts on order</a></div></main></div></body></html>'
+        'stock</a> <a href="#s3">Bolts on order</a></div>'
+        '<section class="protocol-menuitems"><h2>Steps</h2><a href="#p1">Handshake</a> '
+        '<a href="#p2">Key exchange</a> <a href="#p3">Teardown</a></section>'
+        '<section class="tocList"><h2>Next</h2><a href="#t1">Upgrade</a> '
+        '<a href="#t2">Downgrade</a> <a href="#t3">Remove</a></section></main></div></body></html>'
     )
     navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
     assert navigation == {
@@ -287,6 +292,8 @@ def test_navigation_regions_are_told_from_content() -> None:
         "Older versions kept their sett": False,
         "## See also - Page 0 - Page 1 ": False,
         "Widgets in stock Gears in stoc": False,  # `stock` is no table of contents
+        "## Steps Handshake Key exchang": False,  # nor `protocol`, nor are `menuitems` a menu
+        "## Next Upgrade Downgrade Remo": True,
     }, navigation
 
 
@@ -407,3 +414,33 @@ def test_a_panel_s_small_subsections_are_one_chunk_under_its_heading(
     assert after["superseded"] == 1
     texts = [c["text"] for c in resolve(client, "getPullRequests query parameter state", k=20)]
     assert any("open, closed" in t for t in texts) and not any("merged" in t for t in texts)
+
+
+def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> None:
+    """Swagger UI's operation: a button "GET /repos/{slug}" opened the block that holds its
+    responses, which carry the operation in their context (without it a query naming the
+    operation ranked another operation's responses first). A block that starts with text,
+    or with a button that opens nothing, gets no label."""
+
+    def block(ident: str, start: str) -> str:
+        return (
+            f'<div class="opblock" id="{ident}">{start}<div class="body"><h4>Responses</h4>'
+            f'<div id="{ident}-responses"><table><tr><td>200</td><td>The repository, with its '
+            "owner, its slug and the date it was last pushed to</td></tr></table></div></div></div>"
+        )
+
+    found = regions(
+        "<html><body><h3>repositories</h3>"
+        + block("open", '<button aria-expanded="true"><span>GET</span> /repos/{slug}</button>')
+        + block("copy", "<button>Copy</button>")
+        + block("text", '<p>Read</p><button aria-expanded="true">GET /repos</button>')
+        + '<details open><summary>Rate limits</summary><section id="limits"><p>Fifty requests '
+        "a minute are allowed for each token, and a hundred for an organisation's.</p>"
+        "</section></details></body></html>"
+    )
+    paths = {r.scope: r.heading_path for r in found}
+    assert paths["#open-responses"] == ("repositories", "GET /repos/{slug}", "Responses"), paths
+    assert paths["#copy-responses"] == ("repositories", "Responses"), paths
+    assert paths["#text-responses"] == ("repositories", "Responses"), paths
+    assert paths["#limits"] == ("repositories", "Rate limits"), paths
+    assert paths["#open"] == ("repositories",), paths  # its own first line is the label
