@@ -31,7 +31,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from retrieval.errors import NotFoundError, StoreUnavailableError
@@ -453,10 +453,16 @@ def _add_missing_columns(engine: Engine) -> None:
         for column in table.columns:
             if column.name not in present:
                 kind = column.type.compile(dialect=engine.dialect)
-                with engine.begin() as connection:
-                    connection.execute(
-                        text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
-                    )
+                try:
+                    with engine.begin() as connection:
+                        connection.execute(
+                            text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}')
+                        )
+                except DBAPIError:
+                    # Another process (the API beside a worker) added it first.
+                    again = {c["name"] for c in inspect(engine).get_columns(table.name)}
+                    if column.name not in again:
+                        raise
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:

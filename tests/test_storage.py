@@ -183,3 +183,46 @@ def test_catalog_documents_and_jobs(catalog: Catalog) -> None:
 def test_catalog_reports_an_unreachable_database() -> None:
     with pytest.raises(StoreUnavailableError, match="catalog"):
         Catalog("postgresql+psycopg://nobody@127.0.0.1:1/none")
+
+
+def test_a_catalog_made_before_a_column_gets_it_once_whoever_adds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog from before `lore_crawl_urls.address` gets the column when lore opens it; a
+    process that finds it missing and then added by another one (the API starting beside a
+    worker) starts all the same."""
+    import sqlalchemy
+
+    from retrieval import CrawlUrl
+    from retrieval import catalog as catalog_module
+
+    url = f"sqlite:///{tmp_path / 'catalog.db'}"
+    Catalog(url).close()
+    engine = sqlalchemy.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sqlalchemy.text("ALTER TABLE lore_crawl_urls DROP COLUMN address"))
+    cat = Catalog(url)
+    cat.add_crawl_urls(
+        "job", [CrawlUrl("http://a.test/kb", 0, "pending", address="http://a.test/kb/")]
+    )
+    assert cat.crawl_urls("job")[0].address == "http://a.test/kb/"
+    cat.close()
+
+    real = catalog_module.inspect
+    calls = {"n": 0}
+
+    class Stale:  # the first look, taken before the other process added the column
+        def __init__(self, engine: sqlalchemy.Engine) -> None:
+            self.inspector = real(engine)
+
+        def get_columns(self, table: str) -> list[dict[str, object]]:
+            columns = self.inspector.get_columns(table)
+            if table != "lore_crawl_urls":
+                return columns
+            calls["n"] += 1
+            return [c for c in columns if c["name"] != "address" or calls["n"] > 1]
+
+    monkeypatch.setattr(catalog_module, "inspect", Stale)
+    catalog_module._add_missing_columns(engine)  # ALTER fails: the column is there; no error
+    assert calls["n"] == 2  # looked again after the ALTER failed
+    engine.dispose()
