@@ -413,6 +413,8 @@ class Explorer:
             if choice is None:
                 if scrolls < o.max_scrolls and await self._scroll(state):
                     scrolls += 1
+                    # what it loaded (an infinite list's next items), stored as it may route away
+                    await self.snapshot("scroll(end)", supersede=False)
                     state = await self._state()
                     continue
                 if not scrolled_up and await self._scroll_up():
@@ -618,9 +620,10 @@ class Explorer:
         await self.settle()
 
         async def sink(
-            dom: str, trigger: str | None, supersede: bool, _: str | None, before: str | None
+            dom: str, trigger: str | None, supersede: bool, to: str | None, before: str | None
         ) -> tuple[int, int]:
-            return await self.sink(dom, trigger, supersede, route, before)
+            # under this route, or the route a click inside it reached
+            return await self.sink(dom, trigger, supersede, to or route, before)
 
         inner = Explorer(
             self.page,

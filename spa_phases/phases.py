@@ -4,6 +4,9 @@
   replaces it: new chunks written before stale ones are deleted).
 - `post_interaction`: the DOM after an action. Only chunks the URL does not already hold are
   stored, in one document per trigger action, tagged with the action and their region's scope.
+- A client-side route's view (`origin`: the page it was reached from) is its own URL's
+  `initial` snapshot, without the navigation and the regions it shares with that page's view
+  just before the click that routed: only what the route added; nothing, when it added nothing.
 
 Either way, a stored chunk of the same URL whose scope the new snapshot covers with different
 content is marked `superseded_by` (the new chunk of that scope) and `superseded_at`: it stays for
@@ -70,9 +73,10 @@ class Snapshot:
     # stored again under the route.
     shown_before: str | bytes | None = None
     # For a client-side route's view stored as a page of its own: the URL of the page it was
-    # reached from. What that page holds already (the navigation they share, a sidebar, a
-    # pager; the rest of a page that only opened one section) is held there once, not again
-    # under every route, where its copies crowded the route's own content out of the answers.
+    # reached from. What that page shows already (the navigation they share, a sidebar, a
+    # pager; with `shown_before`, the rest of a page that only opened one section) is held
+    # there once, not again under every route, where its copies crowded the route's own
+    # content out of the answers.
     origin: str | None = None
 
 
@@ -133,13 +137,19 @@ class PhaseIngestor:
                 before = self._regions(snapshot, snapshot.shown_before)
             except SnapshotError:  # it showed nothing lore reads
                 before = []
+        chunks: list[Chunk] = []
+        parts: dict[str, set[str]] = {}
         if snapshot.origin is not None and snapshot.phase == "initial" and before:
             # What the view showed before the click that routed is not the route's (a section
             # a deep link opened earlier stays open; it is stored under its own route). By
-            # region, as packing runs them together with their new neighbours.
+            # region, as packing runs them together with their new neighbours. A route that
+            # added nothing holds nothing (what it held before goes).
             seen = {(r.heading_path, r.markdown) for r in before}
             found = [r for r in found if (r.heading_path, r.markdown) not in seen]
-        chunks, parts = self._read(snapshot, trigger, doc_id, found)
+            if found:
+                chunks, parts = self._read(snapshot, trigger, doc_id, found)
+        else:
+            chunks, parts = self._read(snapshot, trigger, doc_id, found)
         store = self._indexer.store
         stored = store.scroll(
             ChunkFilter(
@@ -151,10 +161,10 @@ class PhaseIngestor:
             100_000,
         )
         others = [c for c in stored if c.document_id != doc_id and c.superseded_by is None]
-        known = {c.content_hash for c in others} if snapshot.phase == "post_interaction" else set()
-        if snapshot.origin is not None:
-            known |= self._held(snapshot.tenant_id, snapshot.origin)
-        keep = [c for c in chunks if c.content_hash not in known]
+        keep = chunks
+        if snapshot.phase == "post_interaction":
+            known = {c.content_hash for c in others}
+            keep = [c for c in chunks if c.content_hash not in known]
         embedded = 0
         if keep:
             result = self._indexer.index(self._prepared(snapshot, doc_id, keep))
@@ -218,13 +228,6 @@ class PhaseIngestor:
             if c.content_hash in hashes
             or any(_words(c.text) <= words[scope] for scope in _members(c.scope or ""))
         ]
-
-    def _held(self, tenant_id: str, url: str) -> set[str]:
-        """The content hashes of what `url` holds now."""
-        held = self._indexer.store.scroll(
-            ChunkFilter(tenant_ids=(tenant_id,), urls=(url,), include_flagged=True), 100_000
-        )
-        return {c.content_hash for c in held}
 
     def _exists(self, tenant_id: str, doc_id: str) -> bool:
         try:

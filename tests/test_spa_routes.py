@@ -723,3 +723,36 @@ def test_a_deep_linked_section_s_route_holds_only_what_it_opened(
         assert any(text in c["text"] for c in top), (op, top)
     page = " ".join(c["text"] for c in resolve(client, url, "", k=20))
     assert DEEP_INTRO in page and DEEP_SCHEMA in page, page
+
+
+FEED = Page(
+    b"""<html><head><title>Harbour feed</title></head><body><h1>Harbour feed</h1>
+<div id="feed"></div><script>
+let n = 0;
+function more() {
+  const feed = document.getElementById('feed');
+  for (let i = 0; i < 3; i++) {
+    n++;
+    feed.insertAdjacentHTML('beforeend', `<article style="height: 700px"><h2>Post ${n}</h2>`
+      + `<p>Post number ${n} of the feed tells of the harbour's pier ${n}.</p></article>`);
+  }
+}
+more();
+window.addEventListener('scroll', () => {
+  if (n < 9 && window.innerHeight + window.scrollY >= document.body.scrollHeight - 10) more();
+});
+</script></body></html>"""
+)
+
+
+def test_what_scrolling_loads_is_stored(make_client: Callable[..., TestClient], site: Site) -> None:
+    """An infinite list's next items, loaded by scrolling to its end, are stored with the page
+    even where no click follows to store them."""
+    site.pages["/feed"] = FEED
+    client = make_client()
+    url = site.url("/feed")
+    job = capture(client, url, maxActions=5)
+    assert job["status"] == "completed", job
+    held = " ".join(c["text"] for c in resolve(client, url, "", k=50))
+    for n in range(1, 10):
+        assert f"Post number {n} of the feed" in held, (n, held)
