@@ -22,7 +22,7 @@ import lxml.html
 
 from ingest import html_to_markdown
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
-from spa_phases.page_scripts import NAV_NAME
+from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
 DROPPED_TAGS = ("script", "style", "template", "noscript", "svg", "canvas", "iframe", "object")
 CONTAINER_TAGS = frozenset(
@@ -85,6 +85,7 @@ TITLE_MARK = "data-lore-title"
 TITLED_MARK = "data-lore-titled"
 _WORD = re.compile(r"\w+")
 _NAV_NAME = re.compile(NAV_NAME, re.I)
+_CAMEL_WORD = re.compile(CAMEL_WORD)
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
 # "scalar-refs-0-47"): not the same element in the next render. As page_scripts' GENERATED.
@@ -219,7 +220,8 @@ def _navigation(element: lxml.html.HtmlElement) -> bool:
             return True
     if element.tag in ("body", "main", "article") or element.get("role") == "main":
         return False
-    named = _NAV_NAME.search(f"{element.get('class', '')} {element.get('id', '')}")
+    name = f"{element.get('class', '')} {element.get('id', '')}"
+    named = _NAV_NAME.search(_CAMEL_WORD.sub(r"\1 \2", name))
     if element.tag != "aside" and not named:
         return False
     text = len(" ".join(element.text_content().split()))
@@ -281,23 +283,44 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     return " ".join("".join(parts).split())
 
 
+def _toggle(element: lxml.html.HtmlElement) -> bool:
+    """A control that shows and hides a block (open or not: the regions it leads read the
+    same either way), not one that opens a menu or list box over the page."""
+    if element.tag == "summary":
+        return True
+    return (
+        element.get("aria-expanded") in ("true", "false")
+        and element.get("aria-haspopup") in (None, "false")
+        and element.get("role") not in ("combobox", "listbox", "menu")
+    )
+
+
 def _disclosure_label(element: lxml.html.HtmlElement) -> str | None:
-    """The label of the open toggle that starts `element`, before any other text (Swagger UI's
-    operation "GET /pets", a button that opened the block holding its parameters and
-    responses; an open `details`' summary): what the block discloses is about it."""
-    for at in element.iter():
-        if not isinstance(at.tag, str):
-            continue
-        parent = at.getparent()
-        if at is not element and (
-            at.get("aria-expanded") == "true"
-            or (at.tag == "summary" and parent is not None and parent.get("open") is not None)
-        ):
-            label = _heading_text(at)
-            return label if 0 < len(label) <= MAX_LABEL else None
+    """The label of the toggle that starts `element`, before any other text and outside the
+    containers inside it (Swagger UI's operation "GET /pets", a button over the block holding
+    its parameters and responses; a `details`' summary): what the block discloses is about
+    it."""
+
+    def walk(at: lxml.html.HtmlElement) -> str | bool | None:  # label, text first, nothing yet
         if (at.text or "").strip():
-            return None  # text comes first
-    return None
+            return False
+        for child in at:
+            if not isinstance(child.tag, str):
+                pass
+            elif _toggle(child):
+                label = _heading_text(child)
+                return label if 0 < len(label) <= MAX_LABEL else False
+            elif _is_container(child) and not _wraps_heading(child):
+                if child.text_content().strip():
+                    return False  # a block of its own comes first, and leads itself
+            elif (found := walk(child)) is not None:
+                return found
+            if (child.tail or "").strip():
+                return False
+        return None
+
+    found = walk(element)
+    return found if isinstance(found, str) else None
 
 
 def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:

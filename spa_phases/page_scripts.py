@@ -34,10 +34,12 @@ WATCH_MUTATIONS = """
 QUIET_FOR_MS = "() => performance.now() - (window.__loreLastMutation || 0)"
 
 # Names that make an element navigation by its class or id (a sidebar, table of contents or
-# menu), as whole words of it: `VPSidebar`, `toc-wrapper`, `main-menu`; not `stock`,
-# `protocol` or `menuitem`. The scanner (here) and the region reader (`dom.py`) share it; it
-# reads the same in JavaScript and Python.
-NAV_NAME = r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu|[a-z0-9]*sidebar[a-z0-9]*)(?:$|[^a-z0-9])"
+# menu), as whole words of it, camelCase words split first: `VPSidebar`, `toc-wrapper`,
+# `main-menu`, `menuList`, `MenuBar`; not `stock`, `protocol` or `menuitem`. The scanner (here)
+# and the region reader (`dom.py`) share it (case-insensitive); it reads the same in
+# JavaScript and Python.
+NAV_NAME = r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu(?:bar)?|[a-z0-9]*sidebar[a-z0-9]*)(?:$|[^a-z0-9])"
+CAMEL_WORD = r"([a-z0-9])([A-Z])"  # where camelCase starts a word: replaced by "$1 $2"
 
 # Stable selectors, visibility and a label, shared by the functions below.
 _COMMON = (
@@ -145,7 +147,10 @@ const NAV = 'nav, aside, [role=navigation], [role=tree]';
 const NAV_NAME = new RegExp("""
     + json.dumps(NAV_NAME)
     + r""", 'i');
-const namedNav = (el) => NAV_NAME.test(`${el.getAttribute('class') || ''} ${el.id || ''}`);
+const CAMEL_WORD = new RegExp("""
+    + json.dumps(CAMEL_WORD)
+    + r""", 'g');
+const namedNav = (el) => NAV_NAME.test(`${el.getAttribute('class') || ''} ${el.id || ''}`.replace(CAMEL_WORD, '$1 $2'));
 const MAIN = 'main, [role=main], article, h1';
 const isNav = (el) => el.matches(NAV) || (namedNav(el) && !el.matches(MAIN) && !el.querySelector(MAIN));
 const inNav = (el) => {
@@ -337,7 +342,7 @@ SCAN = (
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
-  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*\))?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
+  const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*)?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.

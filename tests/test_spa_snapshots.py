@@ -265,7 +265,8 @@ def test_navigation_regions_are_told_from_content() -> None:
     """A `nav`, and a sidebar or table of contents made of links without navigation markup
     (docsify's), are navigation; a layout named `has-sidebar` around the page, a callout in an
     `aside` and a list of links inside the content are not. Named so by whole words of a
-    class or id (`tocList`), as the scanner reads them: not `stock`, `protocol`, `menuitems`."""
+    class or id (`tocList`, `accountMenuList`), as the scanner reads them: not `stock`,
+    `protocol`, `menuitems`."""
     pages = "".join(f'<li><a href="#/p{n}">Page {n}</a></li>' for n in range(4))
     found = regions(
         '<html><body><div class="layout has-sidebar">'
@@ -281,7 +282,9 @@ def test_navigation_regions_are_told_from_content() -> None:
         '<section class="protocol-menuitems"><h2>Steps</h2><a href="#p1">Handshake</a> '
         '<a href="#p2">Key exchange</a> <a href="#p3">Teardown</a></section>'
         '<section class="tocList"><h2>Next</h2><a href="#t1">Upgrade</a> '
-        '<a href="#t2">Downgrade</a> <a href="#t3">Remove</a></section></main></div></body></html>'
+        '<a href="#t2">Downgrade</a> <a href="#t3">Remove</a></section>'
+        '<section class="accountMenuList"><h2>You</h2><a href="#y1">Profile</a> '
+        '<a href="#y2">Billing</a> <a href="#y3">Sign out</a></section></main></div></body></html>'
     )
     navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
     assert navigation == {
@@ -294,6 +297,7 @@ def test_navigation_regions_are_told_from_content() -> None:
         "Widgets in stock Gears in stoc": False,  # `stock` is no table of contents
         "## Steps Handshake Key exchang": False,  # nor `protocol`, nor are `menuitems` a menu
         "## Next Upgrade Downgrade Remo": True,
+        "## You Profile Billing Sign ou": True,  # camelCase words: account Menu List
     }, navigation
 
 
@@ -432,15 +436,28 @@ def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> Non
     found = regions(
         "<html><body><h3>repositories</h3>"
         + block("open", '<button aria-expanded="true"><span>GET</span> /repos/{slug}</button>')
+        + block("shut", '<button aria-expanded="false">POST /repos</button>')
         + block("copy", "<button>Copy</button>")
+        + block("menu", '<button aria-expanded="true" aria-haspopup="menu">Shell</button>')
         + block("text", '<p>Read</p><button aria-expanded="true">GET /repos</button>')
-        + '<details open><summary>Rate limits</summary><section id="limits"><p>Fifty requests '
-        "a minute are allowed for each token, and a hundred for an organisation's.</p>"
-        "</section></details></body></html>"
+        + block(
+            "tail",
+            '<div><i class="icon"></i> Deprecated <button aria-expanded="true">'
+            "GET /old</button></div>",
+        )
+        + '<section id="faq"><details open><summary>Rate limits</summary><section id="limits">'
+        "<p>Fifty requests a minute are allowed for each token, and a hundred for an "
+        "organisation's.</p></section></details><details><summary>Retries</summary>"
+        '<section id="retries"><p>A request refused for its rate is retried after the number '
+        "of seconds its Retry-After header says.</p></section></details></section></body></html>"
     )
     paths = {r.scope: r.heading_path for r in found}
     assert paths["#open-responses"] == ("repositories", "GET /repos/{slug}", "Responses"), paths
-    assert paths["#copy-responses"] == ("repositories", "Responses"), paths
-    assert paths["#text-responses"] == ("repositories", "Responses"), paths
+    # a closed one leads the same way: what it hides reads the same shown or not
+    assert paths["#shut-responses"] == ("repositories", "POST /repos", "Responses"), paths
+    for plain in ("copy", "menu", "text", "tail"):  # no toggle, a menu's, text before it
+        assert paths[f"#{plain}-responses"] == ("repositories", "Responses"), (plain, paths)
     assert paths["#limits"] == ("repositories", "Rate limits"), paths
+    # the first block inside a container labels that block, not the ones after it
+    assert paths["#retries"] == ("repositories", "Retries"), paths
     assert paths["#open"] == ("repositories",), paths  # its own first line is the label
