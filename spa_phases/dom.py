@@ -283,6 +283,12 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     return " ".join("".join(parts).split())
 
 
+_INNER_CONTROLS = (
+    ".//button | .//select | .//input | .//textarea | .//*[@aria-expanded] | .//*[@role='button'"
+    " or @role='tab' or @role='option' or @role='combobox' or @role='listbox' or @role='menuitem']"
+)
+
+
 def _toggle(element: lxml.html.HtmlElement) -> bool:
     """A control that shows and hides a block (open or not: the regions it leads read the
     same either way), not one that opens a menu or list box over the page."""
@@ -309,7 +315,10 @@ def _disclosure_label(element: lxml.html.HtmlElement) -> str | None:
                 pass
             elif _toggle(child):
                 label = _heading_text(child)
-                return label if 0 < len(label) <= MAX_LABEL else False
+                # A header with controls of its own (a status code's picker, "Try It!") is
+                # no label: its words are theirs. A link inside it (a deep link) is.
+                inner = child.xpath(_INNER_CONTROLS)
+                return label if 0 < len(label) <= MAX_LABEL and not inner else False
             elif _is_container(child) and not _wraps_heading(child):
                 if child.text_content().strip():
                     return False  # a block of its own comes first, and leads itself

@@ -438,6 +438,11 @@ def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> Non
         + block("open", '<button aria-expanded="true"><span>GET</span> /repos/{slug}</button>')
         + block("shut", '<button aria-expanded="false">POST /repos</button>')
         + block("copy", "<button>Copy</button>")
+        + block(
+            "pick",
+            '<div aria-expanded="true">Response <select><option>200</option>'
+            "<option>default</option></select></div>",
+        )
         + block("menu", '<button aria-expanded="true" aria-haspopup="menu">Shell</button>')
         + block("text", '<p>Read</p><button aria-expanded="true">GET /repos</button>')
         + block(
@@ -455,7 +460,8 @@ def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> Non
     assert paths["#open-responses"] == ("repositories", "GET /repos/{slug}", "Responses"), paths
     # a closed one leads the same way: what it hides reads the same shown or not
     assert paths["#shut-responses"] == ("repositories", "POST /repos", "Responses"), paths
-    for plain in ("copy", "menu", "text", "tail"):  # no toggle, a menu's, text before it
+    # no toggle, one with a control of its own, a menu's, text before it
+    for plain in ("copy", "pick", "menu", "text", "tail"):
         assert paths[f"#{plain}-responses"] == ("repositories", "Responses"), (plain, paths)
     assert paths["#limits"] == ("repositories", "Rate limits"), paths
     # the first block inside a container labels that block, not the ones after it
