@@ -87,7 +87,7 @@ class SnapshotResult:
     regions: int
     chunks: int  # chunks this snapshot's document holds
     embedded: int
-    known: int  # chunks the URL (post_interaction) or the route's origin held, not stored again
+    known: int  # post_interaction: chunks the URL already held, not stored again
     superseded: int
     flagged: int
     changed_scopes: tuple[str, ...]  # scopes that got new content
