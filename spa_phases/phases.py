@@ -161,10 +161,18 @@ class PhaseIngestor:
             100_000,
         )
         others = [c for c in stored if c.document_id != doc_id and c.superseded_by is None]
-        keep = chunks
+        # A section that holds nothing but its heading (a form's empty "Headers" and "Body")
+        # says nothing its path does not: stored, it matched every query naming the path and
+        # pushed what is under the path out of the answers. It is not stored and, like a
+        # block collapsed to its name, supersedes nothing. A page that holds nothing else
+        # keeps it.
+        said = [c for c in chunks if not _heading_only(c)]
+        keep = (said or chunks) if snapshot.phase == "initial" else said
+        known = 0
         if snapshot.phase == "post_interaction":
-            known = {c.content_hash for c in others}
-            keep = [c for c in chunks if c.content_hash not in known]
+            held = {c.content_hash for c in others}
+            known = sum(1 for c in chunks if c.content_hash in held)
+            keep = [c for c in keep if c.content_hash not in held]
         embedded = 0
         if keep:
             result = self._indexer.index(self._prepared(snapshot, doc_id, keep))
@@ -187,7 +195,7 @@ class PhaseIngestor:
             regions=len(found),
             chunks=len(keep),
             embedded=embedded,
-            known=len(chunks) - len(keep),
+            known=known,
             superseded=superseded,
             flagged=sum(1 for c in keep if c.flag),
             changed_scopes=tuple(dict.fromkeys(c.scope or "" for c in keep)),
@@ -449,6 +457,11 @@ def _joined(run: list[Region]) -> Region:
 
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
+
+
+def _heading_only(chunk: Chunk) -> bool:
+    """Whether a chunk's words are all its heading path's (code aside)."""
+    return "```" not in chunk.text and _words(chunk.text) <= _words(" ".join(chunk.heading_path))
 
 
 def _title(found: list[Region]) -> str | None:

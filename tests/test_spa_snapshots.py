@@ -467,3 +467,39 @@ def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> Non
     # the first block inside a container labels that block, not the ones after it
     assert paths["#retries"] == ("repositories", "Retries"), paths
     assert paths["#open"] == ("repositories",), paths  # its own first line is the label
+
+
+TRY_IT = """<html><body>
+<section id="get-pet"><h2>GET /pets/{{id}}</h2>
+<p>Returns the pet with this id, with its name, its tag and the date it was adopted.</p>
+<h3>Responses</h3><p>{response}</p></section>
+<div id="try-get-pet"><div><span>GET</span> <span>/pets/{{id}}</span></div><button>Try It!</button>
+<h3>Path Parameters</h3><label>id *</label><input name="id">
+<h3>Query Parameters</h3><h3>Headers</h3><input name="h"><h3>Body</h3><textarea></textarea>
+</div></body></html>"""
+
+
+def test_a_section_that_holds_only_its_heading_is_not_stored(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Kong's renderer draws an operation's "Try It!" form, whose empty "Query Parameters",
+    "Headers" and "Body" sections matched every query naming the operation, above its
+    responses."""
+    client = make_client()
+    dom = TRY_IT.format(response="200: the pet, as JSON, with its name and its tag.")
+    assert post(client, "initial", dom)["chunks"] >= 2
+    found = resolve(client, "GET /pets/{id} Try It! response 200", k=20)
+    texts = [c["text"] for c in found]
+    assert any("the pet, as JSON" in t for t in texts), texts
+    # nor the path parameter's form field, whose label is the path's "{id}"
+    for empty in ("Query Parameters", "Headers", "Body", "id *"):
+        assert empty not in texts, found
+    # A section emptied to its heading is less shown, like a collapsed one: it supersedes
+    # nothing, and the response stays the answer.
+    emptied = post(client, "post_interaction", TRY_IT.format(response=""), "click(Clear)")
+    assert emptied["superseded"] == 0, emptied
+    top = resolve(client, "GET /pets/{id} response 200")[0]
+    assert "the pet, as JSON" in top["text"], top
+    # A page that says nothing but a heading's words keeps them: they are all it says.
+    only = post(client, "initial", '<html><body><div id="x"><b>Pets API</b></div></body></html>')
+    assert only["chunks"] == 1, only
