@@ -332,20 +332,6 @@ def _disclosure_label(element: lxml.html.HtmlElement) -> str | None:
     return found if isinstance(found, str) else None
 
 
-_HEADER_NAME = re.compile(r"(?:^|[^a-z0-9])(?:header|heading)(?:$|[^a-z0-9])", re.I)
-
-
-def _header(element: lxml.html.HtmlElement) -> bool:
-    """A block named as its parent's header (Kong's "spec-renderer-page-header" holding an
-    operation's title over the block of its parameters and responses, a "card-header", a
-    "modal-header"): its headings lead what follows it in its parent, as an `article`'s
-    `header` does. Not the page's own header, a landmark, nor navigation."""
-    if element.tag in LANDMARK_TAGS or element.get("role") in ("banner", "navigation"):
-        return False
-    name = " ".join(element.get(a, "") for a in ("class", "id", "data-testid"))
-    return bool(_HEADER_NAME.search(_CAMEL_WORD.sub(r"\1 \2", name)))
-
-
 def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:
     return tuple(title for _, title in outline)
 
@@ -379,9 +365,8 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             if self_hidden(element) and reads_like_instructions(element.text_content()):
                 injected.add(element)
     # Where each region starts: its scope and the headings above it, read before any is cut.
-    # A heading inside a container leads only what follows it in that container (a header
-    # block's, see `_header`, what follows in its parent too), and one in a hidden block only
-    # that block; hidden ones count there, so a panel's context is the same
+    # A heading inside a container leads only what follows it in that container, and one in a
+    # hidden block only that block; hidden ones count there, so a panel's context is the same
     # whether it was open or not. A container that holds nothing but a heading (an anchor's
     # wrapper) is not one: its heading leads what follows in the container around it. The
     # page's main content is led by its own headings, not by the chrome's before it (an
@@ -391,14 +376,9 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
     entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]]]] = []
-    headers: set[lxml.html.HtmlElement] = set()  # containers whose headings outlast them
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
-            left, before = entered.pop()
-            if left in headers:  # its headings lead the rest of its parent, and no further
-                entered.append((left.getparent(), before))
-            else:
-                outline = before
+            outline = entered.pop()[1]
         if (_is_container(element) and not _wraps_heading(element)) or element in injected:
             main = element.tag == "main" or element.get("role") == "main"
             context = () if main else _titles(outline)
@@ -406,8 +386,6 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                 context += _labels(by_id, element.get("aria-labelledby", ""))
             starts.append((element, selector(element), context))
             entered.append((element, list(outline)))
-            if _header(element):
-                headers.add(element)
             if main:
                 outline = []
             elif label := _disclosure_label(element):  # leads the regions inside, below

@@ -197,30 +197,6 @@ def test_a_heading_leads_its_operation_and_the_chrome_s_headings_do_not_lead_mai
     ]
 
 
-def test_a_header_block_s_heading_leads_what_follows_it_in_its_parent() -> None:
-    """Kong's renderer heads an operation with a "page-header" block holding its title and
-    description, over a sibling block of its parameters and responses: these read
-    "Response" alone, and a query naming the operation ranked another's first. A card's
-    heading, in a block of its own, still leads only that card; the page's own header
-    leads nothing outside it."""
-    found = regions(
-        '<html><body><header><h1>Bitbucket API</h1><p>Version 2.0</p></header><div id="app">'
-        '<div class="operation-page"><div class="page-header" data-testid="op-header">'
-        "<h2>getRepository</h2><p>Returns one repository of a user, by the repository's slug."
-        '</p></div><section class="op-body"><h3>Response</h3><p>200: the repository, with its '
-        "owner and the date it was last pushed to.</p></section></div>"
-        '<div class="card" id="card-1"><h3>Rate limits</h3><p>Fifty requests a minute for each '
-        'token and a hundred for each organisation.</p></div><div class="card" id="card-2">'
-        "<p>Retries wait for as many seconds as the Retry-After header says.</p></div>"
-        "</div></body></html>"
-    )
-    paths = {r.scope: r.heading_path for r in found}
-    assert paths["#app > div:nth-of-type(1) > section"] == ("getRepository",), paths
-    assert paths["#card-1"] == (), paths
-    assert paths["#card-2"] == (), paths
-    assert paths['[data-testid="op-header"]'] == (), paths
-
-
 def test_a_control_s_text_is_a_word_of_its_own() -> None:
     (found,) = regions(
         "<html><body><main><p><span>state</span><button><span>Copy link to state</span>"
