@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -47,6 +47,10 @@ MAX_TRIGGER = 500
 # up to a chunk's size: alone, Scalar's "Query Parameters - state" (78 characters) ranked 16th
 # for its own operation's query, behind its neighbours' "Path Parameters", which repeat the path.
 SMALL_REGION_TOKENS = 64
+# A line this short that opens a region, or a heading's part of a route's view, names what
+# follows it (see `_pieces` and `_leads`).
+LABEL_CHARS = 120
+LABEL_WORDS = 6
 
 
 @dataclass(frozen=True)
@@ -145,9 +149,10 @@ class PhaseIngestor:
             # region, as packing runs them together with their new neighbours. A route that
             # added nothing holds nothing (what it held before goes).
             seen = {(r.heading_path, r.markdown) for r in before}
+            view = found
             found = [r for r in found if (r.heading_path, r.markdown) not in seen]
             if found:
-                chunks, parts = self._read(snapshot, trigger, doc_id, found)
+                chunks, parts = self._read(snapshot, trigger, doc_id, found, view)
         else:
             chunks, parts = self._read(snapshot, trigger, doc_id, found)
         store = self._indexer.store
@@ -209,14 +214,31 @@ class PhaseIngestor:
         return found
 
     def _read(
-        self, snapshot: Snapshot, trigger: str | None, doc_id: str, found: list[Region]
+        self,
+        snapshot: Snapshot,
+        trigger: str | None,
+        doc_id: str,
+        found: list[Region],
+        view: list[Region] | None = None,
     ) -> tuple[list[Chunk], dict[str, set[str]]]:
         """The chunks of a snapshot's regions, and each packed run's members' own words by
-        scope (see `_packed`). Raises SnapshotError when they hold no text."""
+        scope (see `_packed`). For a route, `view`: all the regions its view shows, where
+        `found` keeps only some (their labels still lead). Raises SnapshotError when they
+        hold no text."""
         packed, parts = _packed(found, self._count_tokens, self._chunking.max_tokens)
         if snapshot.scope_prefix:
             parts = {f"{snapshot.scope_prefix} >> {m}": w for m, w in parts.items()}
-        return self._chunks(snapshot, trigger, doc_id, packed), parts
+        pieces = [self._pieces(region) for region in packed]
+        leads: dict[str, str] = {}
+        if snapshot.origin is not None:
+            every = pieces
+            if view is not None:
+                shown = _packed(view, self._count_tokens, self._chunking.max_tokens)[0]
+                every = [self._pieces(region) for region in shown]
+            leads = _leads(piece for run in every for piece in run)
+        return self._chunks(
+            snapshot, trigger, doc_id, list(zip(packed, pieces, strict=True)), leads
+        ), parts
 
     def _shown(self, snapshot: Snapshot, before: list[Region], others: list[Chunk]) -> list[Chunk]:
         """The stored chunks the regions `before` showed: the same chunk, or (its regions run
@@ -244,37 +266,48 @@ class PhaseIngestor:
             return False
         return True
 
+    def _pieces(self, region: Region) -> list[tuple[tuple[str, ...], str]]:
+        """A region's chunks' heading paths and texts."""
+        options = self._chunking
+        # An app heads a line or two with each label (a status code, "Body", "Request"): a
+        # heading's small subsections are read as one chunk. A region under a heading (an
+        # operation's panel) is one section of it.
+        pieces = chunk_markdown(
+            region.markdown,
+            options.max_tokens,
+            options.overlap_tokens,
+            self._count_tokens,
+            merge_tokens=options.max_tokens,
+            whole=bool(region.heading_path),
+        )
+        # A region that opens with a short line and no heading (an API operation's "GET
+        # /pets", a card's name) gets that line as context for its other chunks.
+        label: tuple[str, ...] = ()
+        if len(pieces) > 1 and not pieces[0].heading_path and len(pieces[0].text) <= LABEL_CHARS:
+            label = (" ".join(pieces[0].text.split()),)
+        return [
+            (region.heading_path + (label if n else ()) + piece.heading_path, piece.text)
+            for n, piece in enumerate(pieces)
+        ]
+
     def _chunks(
-        self, snapshot: Snapshot, trigger: str | None, doc_id: str, found: list[Region]
+        self,
+        snapshot: Snapshot,
+        trigger: str | None,
+        doc_id: str,
+        found: list[tuple[Region, list[tuple[tuple[str, ...], str]]]],
+        leads: dict[str, str],
     ) -> list[Chunk]:
         captured = (snapshot.captured_at or utcnow()).isoformat()
         now = utcnow().isoformat()
         domain = urlsplit(snapshot.url).hostname or ""
-        title = snapshot.title or _title(found) or snapshot.url
+        title = snapshot.title or _title([region for region, _ in found]) or snapshot.url
         seen: dict[str, int] = {}
         chunks: list[Chunk] = []
-        options = self._chunking
-        for region in found:
-            # An app heads a line or two with each label (a status code, "Body", "Request"):
-            # a heading's small subsections are read as one chunk. A region under a heading
-            # (an operation's panel) is one section of it.
-            pieces = chunk_markdown(
-                region.markdown,
-                options.max_tokens,
-                options.overlap_tokens,
-                self._count_tokens,
-                merge_tokens=options.max_tokens,
-                whole=bool(region.heading_path),
-            )
-            # A region that opens with a short line and no heading (an API operation's
-            # "GET /pets", a card's name) gets that line as context for its other chunks.
-            label: tuple[str, ...] = ()
-            if len(pieces) > 1 and not pieces[0].heading_path and len(pieces[0].text) <= 120:
-                label = (" ".join(pieces[0].text.split()),)
-            for n, piece in enumerate(pieces):
-                context = label if n else ()
-                path = region.heading_path + context + piece.heading_path
-                digest = content_hash("\x1f".join((*path, piece.text)))
+        for region, pieces in found:
+            for heading_path, text in pieces:
+                path = _led(heading_path, text, leads)
+                digest = content_hash("\x1f".join((*path, text)))
                 occurrence = seen.get(digest, 0)
                 seen[digest] = occurrence + 1
                 chunks.append(
@@ -290,7 +323,7 @@ class PhaseIngestor:
                         domain=domain,
                         title=title,
                         heading_path=path,
-                        text=piece.text,
+                        text=text,
                         content_hash=digest,
                         doc_type="html",
                         position=len(chunks),
@@ -462,6 +495,44 @@ def _words(text: str) -> set[str]:
 def _heading_only(chunk: Chunk) -> bool:
     """Whether a chunk's words are all its heading path's (code aside)."""
     return "```" not in chunk.text and _words(chunk.text) <= _words(" ".join(chunk.heading_path))
+
+
+def _leads(pieces: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, str]:
+    """For a route's view: the label each top heading's part opens with, by heading (an
+    operation's "get /2.0/repositories/{username}/{slug}" under its name). The view is about
+    what that heading names, and its blocks drawn apart (the responses, say) name only the
+    heading."""
+    leads: dict[str, str] = {}
+    under: set[str] = set()
+    for path, text in pieces:
+        label = " ".join(text.split())
+        said = not _words(label) <= _words(" ".join(path))  # more than the heading
+        if len(path) == 1 and path[0] not in under and _is_label(label) and said:
+            leads[path[0]] = label
+        under.update(path[:1])
+    return leads
+
+
+def _is_label(text: str) -> bool:
+    """A short line that names something ("GET /pets", "get /2.0/users/{username}"), not a
+    sentence or code."""
+    return (
+        len(text) <= LABEL_CHARS
+        and len(text.split()) <= LABEL_WORDS
+        and not _HEADING_LINE.match(text)
+        and "`" not in text
+        and not text.endswith((".", "!", "?", ":"))
+    )
+
+
+def _led(path: tuple[str, ...], text: str, leads: dict[str, str]) -> tuple[str, ...]:
+    """A heading path with its top heading's lead just before it ("get /pets > findPets >
+    Responses"): a query naming the heading a chunk sits directly under still names its
+    section (`retrieval.ranking.section_factor`). The lead itself keeps its path."""
+    lead = leads.get(path[0]) if path else None
+    if lead is None or (len(path) == 1 and " ".join(text.split()) == lead):
+        return path
+    return (lead, *path)
 
 
 def _title(found: list[Region]) -> str | None:

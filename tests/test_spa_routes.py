@@ -725,6 +725,72 @@ def test_a_deep_linked_section_s_route_holds_only_what_it_opened(
     assert DEEP_INTRO in page and DEEP_SCHEMA in page, page
 
 
+LED_OPS = {
+    "getParcel": ("get", "/parcels/{id}", "The parcel, with its weight and its label."),
+    "getParcelScans": ("get", "/parcels/{id}/scans", "The scans, the newest first."),
+    "about": (None, None, "Parcels travel by van from the depot."),
+}
+# Like Stoplight Elements: an operation's route opens with its name and, in a line of its own,
+# its method and path; its responses, drawn apart, name only the operation. Another route's
+# opening line is a sentence, not a label.
+LED = Page(
+    (
+        """<html><head><title>Parcel API</title></head><body>
+<nav class="toc">"""
+        + "".join(f'<a href="#/operations/{op}">{op}</a>' for op in LED_OPS)
+        + """</nav><main></main><script>
+const ops = """
+        + str({op: list(v) for op, v in LED_OPS.items()}).replace("'", '"').replace("None", "null")
+        + """;
+function render() {
+  const op = location.hash.replace(/^#\\/operations\\//, '');
+  const main = document.querySelector('main');
+  if (!ops[op]) { main.innerHTML = '<h1>Parcel API</h1><p>Parcels, tracked.</p>'; return; }
+  const [method, path, ok] = ops[op];
+  const lead = method ? `<div><span>${method}</span> <span>${path}</span></div>`
+    : '<p>About the parcels.</p>';
+  main.innerHTML = `<div class="head"><h1>${op}</h1>${lead}</div>
+    <div class="body"><h2>Responses</h2><div role="tablist">
+    <button role="tab" aria-selected="true" data-code="200">200</button>
+    <button role="tab" aria-selected="false" data-code="404">404</button></div>
+    <div role="tabpanel"><p>${ok}</p></div></div>`;
+  main.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+    main.querySelector('[role=tabpanel]').innerHTML = '<p>' + (tab.dataset.code === '200'
+      ? ok : 'No parcel has that number.') + '</p>';
+  }));
+}
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_a_route_s_opening_label_is_the_context_of_its_other_blocks(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """A query naming an operation's method and path found its responses under other
+    operations' (Elements' getRepository response ranked 12th behind its neighbours' one-line
+    "get /2.0/repositories/{username}/{slug}/pullrequests"): the route's opening line heads
+    its other blocks, those its clicks reveal too, and nothing is stored twice for it. A
+    sentence that opens a route is not a label."""
+    site.pages["/parcels"] = LED
+    client = make_client()
+    job = capture(client, site.url("/parcels"), maxActions=20)
+    assert job["status"] == "completed", job
+    for op, (method, path, ok) in LED_OPS.items():
+        own = resolve(client, site.url(f"/parcels#/operations/{op}"), "", k=20)
+        led = [op] if method is None else [f"{method} {path}", op]
+        (response,) = [c for c in own if ok in c["text"]]
+        assert response["headingPath"] == [*led, "Responses"], response
+        if method is not None:
+            (missing,) = [c for c in own if "No parcel has that number" in c["text"]]
+            assert missing["phase"] == "post_interaction", missing
+            assert missing["headingPath"] == [*led, "Responses"], missing
+            (line,) = [c for c in own if path in c["text"]]  # the label keeps its own path
+            assert line["headingPath"] == [op], line
+
+
 FEED = Page(
     b"""<html><head><title>Harbour feed</title></head><body><h1>Harbour feed</h1>
 <div id="feed"></div><script>
