@@ -483,11 +483,12 @@ ROUTED_OPS = {
     "deleteParcel": ("Delete a parcel", "The parcel was deleted.", "It was posted already."),
 }
 
-# An operation's view, in both API references below: its title and one response code's
-# description at a time; the other code's is drawn only when its tab is clicked.
+# An operation's view, in the API references below: its title (and what the app draws under
+# it, `lead`) and one response code's description at a time; the other code's is drawn only
+# when its tab is clicked.
 SHOW_OPERATION = """
-function showOperation(main, [title, ok, bad], tablist) {
-  main.innerHTML = `<h1>${title}</h1><h2>Responses</h2><div ${tablist}>
+function showOperation(main, [title, ok, bad, lead = ''], tablist) {
+  main.innerHTML = `<h1>${title}</h1>${lead}<h2>Responses</h2><div ${tablist}>
     <button role="tab" aria-selected="true" data-code="200">200</button>
     <button role="tab" aria-selected="false" data-code="404">404</button></div>
     <div role="tabpanel"><p>${ok}</p></div>`;
@@ -499,18 +500,21 @@ function showOperation(main, [title, ok, bad], tablist) {
 }
 """
 
-ROUTED_TABS = Page(
-    (
-        """<html><head><title>Parcel API</title></head><body>
+
+def routed_tabs(ops: dict[str, tuple[str, ...]]) -> Page:
+    """Like Stoplight Elements: each operation (title, 200's text, 404's, what is drawn under
+    the title) is a route, its view drawn by showOperation."""
+    return Page(
+        (
+            """<html><head><title>Parcel API</title></head><body>
 <nav class="toc"><a href="#/">Overview</a>"""
-        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
-        + """</nav><main></main><script>
+            + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ops.items())
+            + """</nav><main></main><script>
 const ops = """
-        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
-        + ";"
-        + SHOW_OPERATION
-        + """
-// Like Stoplight Elements: each operation is a route, its view drawn by showOperation.
+            + str({op: list(v) for op, v in ops.items()}).replace("'", '"')
+            + ";"
+            + SHOW_OPERATION
+            + """
 function render() {
   const op = location.hash.replace(/^#\\/operations\\//, '');
   const main = document.querySelector('main');
@@ -523,8 +527,11 @@ function render() {
 window.addEventListener('hashchange', render);
 render();
 </script></body></html>"""
-    ).encode()
-)
+        ).encode()
+    )
+
+
+ROUTED_TABS = routed_tabs(ROUTED_OPS)
 
 
 def test_the_tabs_inside_each_route_s_view_are_opened_and_stored_under_the_route(
@@ -733,36 +740,18 @@ LED_OPS = {
 # Like Stoplight Elements: an operation's route opens with its name and, in a line of its own,
 # its method and path; its responses, drawn apart, name only the operation. Another route's
 # opening line is a sentence, not a label.
-LED = Page(
-    (
-        """<html><head><title>Parcel API</title></head><body>
-<nav class="toc">"""
-        + "".join(f'<a href="#/operations/{op}">{op}</a>' for op in LED_OPS)
-        + """</nav><main></main><script>
-const ops = """
-        + str({op: list(v) for op, v in LED_OPS.items()}).replace("'", '"').replace("None", "null")
-        + """;
-function render() {
-  const op = location.hash.replace(/^#\\/operations\\//, '');
-  const main = document.querySelector('main');
-  if (!ops[op]) { main.innerHTML = '<h1>Parcel API</h1><p>Parcels, tracked.</p>'; return; }
-  const [method, path, ok] = ops[op];
-  const lead = method ? `<div><span>${method}</span> <span>${path}</span></div>`
-    : '<p>About the parcels.</p>';
-  main.innerHTML = `<div class="head"><h1>${op}</h1>${lead}</div>
-    <div class="body"><h2>Responses</h2><div role="tablist">
-    <button role="tab" aria-selected="true" data-code="200">200</button>
-    <button role="tab" aria-selected="false" data-code="404">404</button></div>
-    <div role="tabpanel"><p>${ok}</p></div></div>`;
-  main.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
-    main.querySelector('[role=tabpanel]').innerHTML = '<p>' + (tab.dataset.code === '200'
-      ? ok : 'No parcel has that number.') + '</p>';
-  }));
-}
-window.addEventListener('hashchange', render);
-render();
-</script></body></html>"""
-    ).encode()
+LED = routed_tabs(
+    {
+        op: (
+            op,
+            ok,
+            "No parcel has that number.",
+            f"<div><span>{method}</span> <span>{path}</span></div>"
+            if method
+            else "<p>About the parcels.</p>",
+        )
+        for op, (method, path, ok) in LED_OPS.items()
+    }
 )
 
 
