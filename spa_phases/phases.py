@@ -494,7 +494,12 @@ def _words(text: str) -> set[str]:
 
 def _heading_only(chunk: Chunk) -> bool:
     """Whether a chunk's words are all its heading path's (code aside)."""
-    return "```" not in chunk.text and _words(chunk.text) <= _words(" ".join(chunk.heading_path))
+    return "```" not in chunk.text and not _says_more(chunk.text, chunk.heading_path)
+
+
+def _says_more(text: str, path: tuple[str, ...]) -> bool:
+    """Whether `text` has a word its heading path does not."""
+    return not _words(text) <= _words(" ".join(path))
 
 
 def _leads(pieces: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, str]:
@@ -506,8 +511,8 @@ def _leads(pieces: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, str]:
     under: set[str] = set()
     for path, text in pieces:
         label = " ".join(text.split())
-        said = not _words(label) <= _words(" ".join(path))  # more than the heading
-        if len(path) == 1 and path[0] not in under and _is_label(label) and said:
+        first = len(path) == 1 and path[0] not in under
+        if first and _is_label(label) and _says_more(label, path):
             leads[path[0]] = label
         under.update(path[:1])
     return leads
