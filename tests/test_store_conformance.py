@@ -353,9 +353,10 @@ def test_ranked_search_ranks_as_in_this_process(
         here = rerank(store.search(query), policy, 5, query=text)
         assert here, text
         there = ranked_search(store, query, policy, 5)
-        assert [(h.chunk, round(h.score, 6)) for h in there] == [
-            (h.chunk, round(h.score, 6)) for h in here
-        ], text
+        assert [h.chunk for h in there] == [h.chunk for h in here], text
+        # the engine's scores are float32: two searches may differ in the last bit, which
+        # rounding to 6 places turned into a failure when a score sat on a rounding edge
+        assert [h.score for h in there] == pytest.approx([h.score for h in here], abs=1e-5), text
 
 
 def test_the_best_hit_is_the_relevant_one(store: VectorStore, real_embedder: Embedder) -> None:
