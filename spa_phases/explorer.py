@@ -25,6 +25,7 @@ from urllib.parse import urldefrag
 
 from crawl import canonicalize
 from spa_phases.page_scripts import (
+    CHANGED_BESIDE,
     CHANGED_REGION,
     MARK_HIDDEN,
     QUIET_FOR_MS,
@@ -523,6 +524,12 @@ class Explorer:
         after = await self._state()
         similarity = _similarity(before["signatures"], after["signatures"])
         effect = _effect(before, after)
+        if effect == "routed" and _in_view(choice) and await self._changed_beside(choice):
+            # A disclosure that changed the address and more than its own operation: the app
+            # wrote the section scrolled to into the address (Kong's renderer, which renders
+            # the next operation as the page scrolls). What it showed is this page's, not a
+            # route's (a Swagger UI operation's deep link shows that operation alone).
+            effect = _effect(before, after | {"url": before["url"]})
         region: str | None = None
         stored = superseded = 0
         if effect == "navigated":
@@ -589,6 +596,12 @@ class Explorer:
                 raise
             log.info("explorer: %s is covered: clicked by script", selector)
             await self.page.locator(selector).first.evaluate("el => el.click()", timeout=1000)
+
+    async def _changed_beside(self, choice: Candidate) -> bool:
+        try:
+            return bool(await self.page.evaluate(CHANGED_BESIDE, choice.selector))
+        except Exception:  # the page went away: as if not
+            return False
 
     async def _own_controls(self) -> bool:
         """Whether the view on screen has tabs or disclosures of its own to act on later (not
@@ -785,6 +798,13 @@ def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
 def _controls(scan: Scan) -> set[tuple[str, str]]:
     """A scan's controls by selector and label (how the explorer tells them apart)."""
     return {(c.selector, c.label) for c in scan.candidates}
+
+
+def _in_view(c: Candidate) -> bool:
+    """A control that opens or switches something in the view (a disclosure, a tab, a
+    picker), not a link or a navigation entry: what it shows belongs to the page it is on,
+    whatever the address says after it."""
+    return c.pattern in IN_ROUTE and not c.url and not c.nav
 
 
 def _new_text(before: list[str], after: list[str]) -> bool:

@@ -703,6 +703,28 @@ CHANGED_REGION = (
 }"""
 )
 
+# Whether the content changed since the last reset outside the container (see `containerOf`)
+# of the element at `selector` (`>>` steps into a shadow root): what a click on a disclosure
+# showed beyond its own operation or section (the next operation, rendered as the page
+# scrolled). False when the element is gone.
+CHANGED_BESIDE = (
+    "(selector) => {"
+    + _COMMON
+    + r"""
+  let el = null;
+  let root = document;
+  for (const part of selector.split(' >> ')) {
+    el = root ? root.querySelector(part) : null;
+    if (!el) return false;
+    root = el.shadowRoot;
+  }
+  const box = containerOf(el) || el;
+  const up = (c) => c.parentElement || (c.getRootNode() instanceof ShadowRoot ? c.getRootNode().host : null);
+  const within = (n) => { for (let c = n; c; c = up(c)) if (c === box) return true; return false; };
+  return (window.__loreMutated || []).some(n => n && n.isConnected && !within(n));
+}"""
+)
+
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
 # The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is

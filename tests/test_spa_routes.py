@@ -811,3 +811,63 @@ def test_what_scrolling_loads_is_stored(make_client: Callable[..., TestClient], 
     held = " ".join(c["text"] for c in resolve(client, url, "", k=50))
     for n in range(1, 10):
         assert f"Post number {n} of the feed" in held, (n, held)
+
+
+def _spied_operation(n: int) -> str:
+    return (
+        f'<section id="op-{n}"><h2>Operation {n}</h2><p>Operation {n} moves crates between '
+        'depots.</p><button aria-expanded="false">Show child parameters</button>'
+        '<div class="child"></div><div style="height: 900px"></div></section>'
+    )
+
+
+SPIED = Page(
+    (
+        '<html><head><title>Depot API</title></head><body><h1>Depot API</h1><div id="ops">'
+        + "".join(_spied_operation(n) for n in range(2))
+        + """</div><script>
+// As Kong's spec renderer: the operation scrolled to is written into the address, and the
+// next operations are rendered as the page scrolls to them.
+const rendered = () => document.querySelectorAll('#ops section').length;
+const operation = (n) => `"""
+        + _spied_operation(999).replace("999", "${n}")
+        + """`;
+const wire = (section) => {
+  const n = Number(section.id.slice(3));
+  const button = section.querySelector('button');
+  button.addEventListener('click', () => {
+    button.setAttribute('aria-expanded', 'true');
+    button.nextElementSibling.innerHTML = `<p>Crate weight of operation ${n} in kilograms.</p>`;
+    section.scrollIntoView();
+    for (let m = rendered(); m < n + 3; m++) {
+      document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
+      wire(document.getElementById('op-' + m));
+    }
+    history.pushState(null, '', '#/operations/op-' + n);
+  });
+};
+document.querySelectorAll('#ops section').forEach(wire);
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_what_a_disclosure_opens_stays_the_page_s_when_a_scroll_spy_changes_the_address(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """A page that writes the operation scrolled to into its address (`#/operations/op-2`) and
+    renders the next operations as it scrolls: a disclosure's click there reached no route.
+    What it showed, its own and the next operation, is stored under the page, not under the
+    address of the operation before."""
+    site.pages["/depot"] = SPIED
+    client = make_client()
+    url = site.url("/depot")
+    job = capture(client, url, maxActions=5)
+    assert job["status"] == "completed", job
+    held = " ".join(c["text"] for c in resolve(client, url, "", k=80))
+    for n in range(7):  # five opened, each rendering up to the second after it
+        assert f"Operation {n} moves crates between depots." in held, (n, held)
+    for n in range(5):
+        assert f"Crate weight of operation {n} in kilograms." in held, (n, held)
+        assert resolve(client, f"{url}#/operations/op-{n}", "", k=50) == [], n
+    assert model(client, site)["routes"] == []
