@@ -65,6 +65,9 @@ PRIORITY = {
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
 # routes, lists and pages; a view's buttons are mostly copy, share and try-it).
 IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
+# What opens a part of the view in place: what it shows is the page's, whatever the address
+# says after it, unless it showed that part alone (see `_act`).
+DISCLOSURES = frozenset({"details", "expander"})
 # What hides, closes or copies shows nothing new: what it replaces stays true.
 HIDING = re.compile(
     r"\b(collapse|hide|close|less|fewer|copy|copied|minimi[sz]e|fold|dismiss|clear)\b", re.I
@@ -524,7 +527,13 @@ class Explorer:
         after = await self._state()
         similarity = _similarity(before["signatures"], after["signatures"])
         effect = _effect(before, after)
-        if effect == "routed" and _in_view(choice) and await self._changed_beside(choice):
+        spied = (
+            effect == "routed"
+            and choice.pattern in DISCLOSURES
+            and not choice.nav
+            and await self._changed_beside(choice)
+        )
+        if spied:
             # A disclosure that changed the address and more than its own operation: the app
             # wrote the section scrolled to into the address (Kong's renderer, which renders
             # the next operation as the page scrolls). What it showed is this page's, not a
@@ -561,6 +570,9 @@ class Explorer:
             )
             if effect == "opened_dialog":  # its content is stored; close it to go on
                 await self._close_dialog()
+                after = await self._state()
+            elif spied:  # back at the page's address, as after a route (the app's router too)
+                await self._back(url)
                 after = await self._state()
         step = Step(
             len(self.steps) + 1,
@@ -798,13 +810,6 @@ def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
 def _controls(scan: Scan) -> set[tuple[str, str]]:
     """A scan's controls by selector and label (how the explorer tells them apart)."""
     return {(c.selector, c.label) for c in scan.candidates}
-
-
-def _in_view(c: Candidate) -> bool:
-    """A control that opens or switches something in the view (a disclosure, a tab, a
-    picker), not a link or a navigation entry: what it shows belongs to the page it is on,
-    whatever the address says after it."""
-    return c.pattern in IN_ROUTE and not c.url and not c.nav
 
 
 def _new_text(before: list[str], after: list[str]) -> bool:

@@ -171,8 +171,10 @@ const sameClass = (el) => {
   }
   return counts.get(el.tagName + ' ' + el.className) || 0;
 };
-const containerOf = (el) => {
-  for (let cur = el.parentElement; cur && cur !== document.body; cur = cur.parentElement) {
+// `up`: the step to the parent; one that crosses shadow roots finds a web component's
+// container outside its own shadow tree.
+const containerOf = (el, up = (c) => c.parentElement) => {
+  for (let cur = up(el); cur && cur !== document.body; cur = up(cur)) {
     if (stableId(cur) || cur.matches('section, article, li, tr, details, [role=listitem], [role=row], [role=tabpanel]')) return cur;
     if (cur.parentElement && cur.className && typeof cur.className === 'string' && sameClass(cur) >= 2) return cur;
   }
@@ -703,10 +705,11 @@ CHANGED_REGION = (
 }"""
 )
 
-# Whether the content changed since the last reset outside the container (see `containerOf`)
-# of the element at `selector` (`>>` steps into a shadow root): what a click on a disclosure
-# showed beyond its own operation or section (the next operation, rendered as the page
-# scrolled). False when the element is gone.
+# Whether the content changed since the last reset outside the container (see `containerOf`,
+# across shadow roots) of the element at `selector` (`>>` steps into a shadow root): what a
+# click on a disclosure showed beyond its own operation or section (the next operation,
+# rendered as the page scrolled). Changes in the document's head (a title), to the body's own
+# children (a toast) and in navigation do not count. False when the element is gone.
 CHANGED_BESIDE = (
     "(selector) => {"
     + _COMMON
@@ -718,10 +721,11 @@ CHANGED_BESIDE = (
     if (!el) return false;
     root = el.shadowRoot;
   }
-  const box = containerOf(el) || el;
   const up = (c) => c.parentElement || (c.getRootNode() instanceof ShadowRoot ? c.getRootNode().host : null);
-  const within = (n) => { for (let c = n; c; c = up(c)) if (c === box) return true; return false; };
-  return (window.__loreMutated || []).some(n => n && n.isConnected && !within(n));
+  const box = containerOf(el, up) || el;
+  const within = (n, outer) => { for (let c = n; c; c = up(c)) if (c === outer) return true; return false; };
+  return (window.__loreMutated || []).some(n => n && n.isConnected && n !== document.body
+    && within(n, document.body) && !within(n, box) && !inNav(n) && visible(n));
 }"""
 )
 

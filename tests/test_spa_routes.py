@@ -679,8 +679,8 @@ DEEP_INTRO = "The Parcel API posts, tracks and withdraws parcels on behalf of on
 DEEP_SCHEMA = "Parcel: a box with a label, a weight in grams and a tracking number."
 
 # Swagger UI's deep links: opening an operation writes its route (`#/parcels/listParcels`) into
-# the address with pushState and leaves the rest of the page, and the operations opened before,
-# as they were; going back changes nothing on screen.
+# the address with pushState (and the document's title) and leaves the rest of the page, and the
+# operations opened before, as they were; going back changes nothing on screen.
 DEEP_LINKED = Page(
     (
         "<html><head><title>Parcel API</title></head><body><h1>Parcel API</h1>"
@@ -702,6 +702,7 @@ document.querySelectorAll('.opblock').forEach((block) => {
     block.querySelector('.body').innerHTML = `<h3>${summary.textContent}</h3><p>${ops[op]}</p>`
       + `<h4>Parameters</h4><p>account_${op} (header, required): the account it acts for.</p>`;
     history.pushState(null, '', '#/parcels/' + op);
+    document.title = 'Parcel API: ' + op;  // a change beside the operation that counts not
   });
 });
 </script></body></html>"""
