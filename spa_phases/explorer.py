@@ -293,6 +293,9 @@ class Explorer:
         self._blocked: set[tuple[str, str, str, str]] = set()
         self.routes: list[str] = []  # client-side routes reached and stored
         self._routes_seen: set[str] = set()
+        # The last action went back to the page's address after a disclosure changed it (see
+        # `_act`): the state it returned to is no cycle.
+        self._spied = False
         self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
@@ -440,9 +443,10 @@ class Explorer:
                     break
                 continue
             no_change = 0
-            if step.effect == "routed" or step.pattern == "option":
-                # Another page was stored and the explorer went back, or a dropdown closed on
-                # the choice picked in it: not a cycle.
+            if step.effect == "routed" or step.pattern == "option" or self._spied:
+                # Another page was stored and the explorer went back (or what a disclosure
+                # showed, back to the page's address), or a dropdown closed on the choice
+                # picked in it: not a cycle.
                 continue
             # Back in a state the page was in before, after changing: a cycle.
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
@@ -533,6 +537,7 @@ class Explorer:
             and not choice.nav
             and await self._changed_beside(choice)
         )
+        self._spied = spied
         if spied:
             # A disclosure that changed the address and more than its own operation: the app
             # wrote the section scrolled to into the address (Kong's renderer, which renders
