@@ -171,8 +171,11 @@ const sameClass = (el) => {
   }
   return counts.get(el.tagName + ' ' + el.className) || 0;
 };
-// `up`: the step to the parent; one that crosses shadow roots finds a web component's
-// container outside its own shadow tree.
+// The parent, or past the top of a shadow tree its host: a step up that leaves a web
+// component's shadow root for the page around it.
+const parentAcross = (c) => c.parentElement || (c.getRootNode() instanceof ShadowRoot ? c.getRootNode().host : null);
+// `up`: the step to the parent; `parentAcross` finds a web component's container outside its
+// own shadow tree.
 const containerOf = (el, up = (c) => c.parentElement) => {
   for (let cur = up(el); cur && cur !== document.body; cur = up(cur)) {
     if (stableId(cur) || cur.matches('section, article, li, tr, details, [role=listitem], [role=row], [role=tabpanel]')) return cur;
@@ -689,7 +692,7 @@ CHANGED_REGION = (
   const targets = (window.__loreMutated || []).filter(n => n && n.isConnected);
   window.__loreMutated = [];
   if (!targets.length) return null;
-  const up = (c) => c.parentElement || (c.getRootNode() instanceof ShadowRoot ? c.getRootNode().host : null);
+  const up = parentAcross;
   const chain = (n) => { const out = []; for (let c = n; c; c = up(c)) out.unshift(c); return out; };
   let common = chain(targets[0]);
   for (const t of targets.slice(1)) {
@@ -721,7 +724,7 @@ CHANGED_BESIDE = (
     if (!el) return false;
     root = el.shadowRoot;
   }
-  const up = (c) => c.parentElement || (c.getRootNode() instanceof ShadowRoot ? c.getRootNode().host : null);
+  const up = parentAcross;
   const box = containerOf(el, up) || el;
   const within = (n, outer) => { for (let c = n; c; c = up(c)) if (c === outer) return true; return false; };
   return (window.__loreMutated || []).some(n => n && n.isConnected && n !== document.body
