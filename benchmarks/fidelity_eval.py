@@ -179,6 +179,11 @@ def _pre_lines(pre: lxml.html.HtmlElement) -> list[str]:
 def truth(html: bytes, generator: Generator) -> Truth | None:
     root = lxml.html.document_fromstring(html)
     _drop_permalinks(root)
+    # A line break outside code separates words, as a browser shows it: Javadoc's "Uses of
+    # Class<br>java.util.Random" reads "Uses of Class java.util.Random" (its own title says
+    # so), not "Classjava.util.Random". (In <pre> it is a new line: _pre_lines.)
+    for br in root.xpath("//br[not(ancestor::pre)]"):
+        br.tail = " " + (br.tail or "")
     mains = root.xpath(generator.main)
     if not mains:
         return None
