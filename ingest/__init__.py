@@ -25,7 +25,7 @@ from ingest.errors import (
     UnsupportedTypeError,
 )
 from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
-from ingest.html import ExtractedHtml, extract_html
+from ingest.html import ExtractedHtml, extract_html, title_line
 from ingest.html import to_markdown as html_to_markdown
 from ingest.pipeline import (
     ChunkingOptions,
@@ -79,5 +79,6 @@ __all__ = [
     "html_to_markdown",
     "prepare",
     "split_sections",
+    "title_line",
     "usable_cores",
 ]

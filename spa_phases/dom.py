@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from ingest import html_to_markdown
+from ingest import html_to_markdown, title_line
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
@@ -283,6 +283,15 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     return " ".join("".join(parts).split())
 
 
+def _title(element: lxml.html.HtmlElement) -> str:
+    """A heading's words, or those of the line it stands over when it has none (as the
+    Markdown writes it: `title_line`)."""
+    if text := _heading_text(element):
+        return text
+    line = title_line(element) if element.tag in _HEADINGS else None
+    return _heading_text(line) if line is not None else ""
+
+
 _INNER_CONTROLS = (
     ".//button | .//select | .//input | .//textarea | .//*[@aria-expanded] | .//*[@role='button'"
     " or @role='tab' or @role='option' or @role='combobox' or @role='listbox' or @role='menuitem']"
@@ -396,7 +405,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             entered.append((element, list(outline)))
         if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]
-            if title := _heading_text(element):
+            if title := _title(element):
                 outline.append((level, title))
     # Innermost first: a container's Markdown is taken, then it is cut out of its parent.
     found: list[Region] = []

@@ -270,3 +270,31 @@ def test_a_code_viewer_that_draws_each_line_as_a_div_keeps_its_lines() -> None:
         f'<pre class="sl-code-viewer">{viewer}</pre><p>{PROSE}</p></main></body></html>'
     )
     assert "```\n" + "\n".join(lines) + "\n```" in stored(prepared)
+
+
+def zudoku_operation(op_id: str, method: str, path: str, response: str) -> str:
+    """An operation as Zudoku draws one with no summary: an `h2` holding only its permalink
+    icon, then the method and path in the line after it."""
+    return (
+        f'<div><h2 id="{op_id}"><a href="#{op_id}" aria-label="Link to {op_id}"><svg></svg>'
+        f"</a></h2><div><div><span>{method}</span><span><div>{path}</div></span></div></div>"
+        f"<h3>Responses</h3><div role='tabpanel'><span>200</span><p>{response} {PROSE}</p>"
+        "</div></div>"
+    )
+
+
+def test_a_heading_with_only_a_permalink_takes_the_line_the_page_shows_under_it() -> None:
+    """A prerendered Zudoku page, read as a crawl reads it: each operation's sections stay
+    under its method and path, not under the previous operation's "Responses", and the line
+    is written once, as the heading."""
+    prepared = page(
+        "<html><head><title>Link Example</title></head><body><main><h1>Other endpoints</h1>"
+        + zudoku_operation("getuserbyname", "GET", "/2.0/users/{username}", "The User.")
+        + zudoku_operation("getrepository", "GET", "/2.0/repositories/{u}/{slug}", "The repo.")
+        + "</main></body></html>"
+    )
+    user = next(c for c in prepared.chunks if "The User." in c.text)
+    repo = next(c for c in prepared.chunks if "The repo." in c.text)
+    assert user.heading_path[1:] == ("GET /2.0/users/{username}", "Responses")
+    assert repo.heading_path[1] == "GET /2.0/repositories/{u}/{slug}"
+    assert "/2.0/users/{username}" not in stored(prepared)

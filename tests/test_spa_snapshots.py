@@ -197,6 +197,43 @@ def test_a_heading_leads_its_operation_and_the_chrome_s_headings_do_not_lead_mai
     ]
 
 
+def test_a_heading_with_no_words_is_led_by_the_line_under_it() -> None:
+    """Zudoku's operation with no summary: an `h2` holding only a permalink icon, then "GET
+    /2.0/users/{username}" in a line. That line is the heading, in the Markdown and in the
+    context of the panels inside; the next operation's panels are not led by this one's
+    "Responses". An empty heading over a paragraph, a long line or a control takes nothing."""
+
+    def operation(op_id: str, path: str, response: str) -> str:
+        return (
+            f'<div><h2 id="{op_id}"><a href="#{op_id}" aria-label="Link to {op_id}"><svg>'
+            f"</svg></a></h2><div><div><span>GET</span><span><div>{path}</div></span></div>"
+            f'</div><h3>Responses</h3><div id="{op_id}-200" role="tabpanel"><span>200</span>'
+            f"<p>{response}</p></div></div>"
+        )
+
+    found = regions(
+        "<html><body><main><h1>Other endpoints</h1>"
+        + operation("getuserbyname", "/2.0/users/{username}", "The User")
+        + operation("getrepository", "/2.0/repositories/{slug}", "The repository")
+        + "<h2></h2><p>A paragraph.</p><h2></h2><div>"
+        + "word " * 13
+        + "</div>"
+        + "<h2></h2><div><button>Try it</button></div></main></body></html>"
+    )
+    written = "\n\n".join(r.markdown for r in found if r.scope.startswith("main"))
+    assert written.count("/2.0/users/{username}") == 1
+    for path, response in (
+        ("/2.0/users/{username}", "The User"),
+        ("/2.0/repositories/{slug}", "The repository"),
+    ):
+        assert f"## GET {path}\n\n### Responses" in written
+        panel = next(r for r in found if response in r.markdown)
+        assert panel.heading_path == ("Other endpoints", f"GET {path}", "Responses")
+    rest = written.split("{slug}", 1)[1]
+    assert "## A paragraph" not in rest and "## word" not in rest and "## Try it" not in rest
+    assert "A paragraph." in rest and "Try it" in rest
+
+
 def test_a_control_s_text_is_a_word_of_its_own() -> None:
     (found,) = regions(
         "<html><body><main><p><span>state</span><button><span>Copy link to state</span>"

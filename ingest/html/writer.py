@@ -134,6 +134,39 @@ def collapse(text: str) -> str:
     return unicodedata.normalize("NFC", _SPACE.sub(" ", text.translate(_INVISIBLE))).strip()
 
 
+# What may stand under an empty heading as its title: a short line of inline words, not a
+# paragraph, list, table, code, a control or a block of its own with headings.
+_LINE_TAGS = frozenset({"div", "span", "a", "code", "strong", "b", "em"})
+_NOT_IN_LINE = (
+    ".//h1 | .//h2 | .//h3 | .//h4 | .//h5 | .//h6 | .//p | .//ul | .//ol | .//dl | .//table"
+    " | .//pre | .//blockquote | .//li | .//button | .//input | .//select | .//textarea"
+)
+MAX_TITLE_WORDS = 12
+
+
+def title_line(heading: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The line a heading with no words of its own stands over, which the page shows as its
+    title: Zudoku heads an operation with no summary by an `h2` that holds only a permalink,
+    then "GET /2.0/users/{username}" in the line after it. The next element, with nothing
+    but space between: a `div` or inline element of 1 to `MAX_TITLE_WORDS` words, not ending
+    like a sentence or a label, holding no paragraph, list, table, code or control. The
+    caller decides that the heading has no words."""
+    if (heading.tail or "").strip():
+        return None
+    line = heading.getnext()
+    while line is not None and not isinstance(line.tag, str):  # a comment
+        if (line.tail or "").strip():
+            return None
+        line = line.getnext()
+    if line is None or line.tag not in _LINE_TAGS or line.xpath(_NOT_IN_LINE):
+        return None
+    text = collapse(line.text_content())
+    words = len(text.split())
+    if not 0 < words <= MAX_TITLE_WORDS or len(text) > 160 or text[-1] in ".:;,!?":
+        return None
+    return line
+
+
 @dataclass
 class Block:
     kind: Kind
@@ -225,6 +258,7 @@ class MarkdownWriter:
         self.inside = keep is None or not regions  # structure is written unvetted here
         # Never skipped: broken markup can put the content inside a <nav>.
         self._around = {a for r in regions for a in r.iterancestors()}
+        self._titles: set[lxml.html.HtmlElement] = set()  # lines written as empty headings' text
         self.skip_navigation = skip_navigation
         self.controls = controls  # write the labels of buttons and menus (an app's DOM)
         self.blocks: list[Block] = []
@@ -247,6 +281,8 @@ class MarkdownWriter:
         tag = element.tag
         if element in self._around:
             return False
+        if element in self._titles:
+            return True
         if element.get("aria-hidden") == "true":
             return True
         if tag in SKIPPED and not (self.controls and tag in CONTROLS):
@@ -279,14 +315,21 @@ class MarkdownWriter:
             return
         if tag in HEADINGS:
             text = self.plain(element)
+            line = None if text else title_line(element)
+            if line is not None:
+                text = self.plain(line)
             if len(text) > MAX_HEADING:  # a paragraph marked up as a heading
                 self._flush()
                 self._children(element, depth)
                 self._flush()
-            elif self._kept(text):
-                self.heading(int(tag[1]), text)
-            elif self.inside and not any(self._named_boilerplate(c) for c in self._containers):
-                self.heading(int(tag[1]), text, vetted=False)
+            elif (
+                (vetted := self._kept(text))
+                or line is not None  # the extractor reads a line, not a heading: unvetted
+                or (self.inside and not any(self._named_boilerplate(c) for c in self._containers))
+            ):
+                self.heading(int(tag[1]), text, vetted)
+                if line is not None and text:
+                    self._titles.add(line)  # written once, as the heading's words
         elif tag == "pre":
             self._pre(element)
         elif tag in ("ul", "ol", "menu"):
