@@ -73,6 +73,19 @@ class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
+    def send_head(self):  # type: ignore[no-untyped-def]
+        """Clean URLs, as static hosts serve them: `/api` is `api.html` when there is one (a
+        folder `api/` beside it too: Zudoku's build), before the folder's redirect."""
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        local = Path(self.translate_path(path))
+        if (
+            not path.endswith("/")
+            and not local.is_file()
+            and local.with_name(local.name + ".html").is_file()
+        ):
+            self.path = path + ".html"
+        return super().send_head()
+
 
 def serve_directory(root: Path) -> tuple[ThreadingHTTPServer, str]:
     """A stdlib static server for `root` on 127.0.0.1 (it answers If-Modified-Since with 304);

@@ -16,19 +16,21 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Eight more apps, not run by default, check that what was tuned on the six holds on apps lore
+Nine more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
 styled boxes and titled in bold, no heading markup; vitepress-openapi, a VitePress site built
-from each spec, each operation a page of its own), docsify (hash-routed, its own headings
+from each spec, each operation a page of its own; Zudoku, a React site built from each spec,
+started at its overview page, the operations on routes of their own, headed by an empty
+`h2` when they have no summary), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it) and an Rspress build (history-routed,
 React; both builds group the pages in sidebar categories collapsed until clicked).
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
-                redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,
+                redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
                 docsify,docusaurus,rspress]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
@@ -39,6 +41,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -78,6 +81,9 @@ PACKAGES = {
     "rspress": "rspress@1.47.2",
     # An API reference built by VitePress from the spec, each operation a page of its own.
     "vitepress-openapi": "vitepress-openapi@0.2.1 vitepress@1.6.4 vue@3.5.45",
+    # Zudoku, a React API-docs framework on Vite, built per spec: an overview at /api, the
+    # operations on pages of their own (/api/~endpoints or one a tag), clean URLs.
+    "zudoku": "zudoku@0.76.0 react@19.3.1 react-dom@19.3.1",
 }
 API_APPS = (
     "swagger-ui",
@@ -89,6 +95,7 @@ API_APPS = (
     "spec-renderer",
     "openapi-ui",
     "vitepress-openapi",
+    "zudoku",
 )
 DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
@@ -103,9 +110,12 @@ HOLDOUT = (
     "docusaurus",
     "rspress",
     "vitepress-openapi",
+    "zudoku",
 )
 # Site generators, built with their own modules (an API reference: one site a spec).
-BUILT = ("docusaurus", "rspress", "vitepress-openapi")
+BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku")
+# Where a built API reference starts, below its folder: Zudoku's overview page.
+START = {"zudoku": "api"}
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -181,11 +191,16 @@ def npm(package: str, cache: Path) -> Path:
     return cache / "node_modules"
 
 
-def build(what: str, command: list[str], project: Path) -> None:
-    """Run a site generator's build (`node` with `command`) in `project`; stop with its output
-    when it fails."""
+def build(what: str, command: list[str], project: Path, env: dict[str, str] | None = None) -> None:
+    """Run a site generator's build (`node` with `command`, `env` added to the environment) in
+    `project`; stop with its output when it fails."""
     built = subprocess.run(
-        ["node", *command], cwd=project, capture_output=True, text=True, check=False
+        ["node", *command],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
     if built.returncode:
         raise SystemExit(f"{what} build failed:\n{built.stdout[-3000:]}\n{built.stderr[-3000:]}")
@@ -320,7 +335,7 @@ def api_app(
         ops = operations(root / "specs" / name)
         assert len(ops) == expected[name]["n_operations"], name
         url = (
-            f"{base}/sites/{app}/{Path(name).stem}/"
+            f"{base}/sites/{app}/{Path(name).stem}/{START.get(app, '')}"
             if app in BUILT
             else f"{base}/sites/{app}/index.html?spec={name}"
         )
@@ -658,6 +673,40 @@ def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]
         shutil.copytree(docs / ".vitepress" / "dist", root / "sites" / "vitepress-openapi" / stem)
 
 
+ZUDOKU_CONFIG = """import type { ZudokuConfig } from "zudoku";
+const config: ZudokuConfig = {
+  basePath: "BASE",
+  navigation: [{ type: "link", to: "/api", label: "API Reference" }],
+  redirects: [{ from: "/", to: "/api" }],
+  apis: { type: "file", input: "./openapi.yaml", path: "/api" },
+};
+export default config;
+"""
+
+
+def zudoku_sites(root: Path, data: Path, names: list[str]) -> None:
+    """A Zudoku build of each spec, at `/sites/zudoku/<spec stem>/`. Built in the folder its
+    modules were installed in (with them linked from elsewhere its build finds no config), as
+    an ES module package, its update check off (it asks GitHub; this machine reaches only the
+    package registries)."""
+    project = npm(PACKAGES["zudoku"], CACHE.parent / "spa-zudoku").parent
+    manifest = project / "package.json"  # its build reads the config as an ES module
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "type": "module"}))
+    for name in names:
+        stem = Path(name).stem
+        (project / "zudoku.config.ts").write_text(
+            ZUDOKU_CONFIG.replace("BASE", f"/sites/zudoku/{stem}")
+        )
+        shutil.copy(data / "specs" / name, project / "openapi.yaml")
+        shutil.rmtree(project / "dist", ignore_errors=True)
+        env = {"ZUDOKU_DISABLE_UPDATE_CHECK": "1", "DO_NOT_TRACK": "1"}
+        cli = str(project / "node_modules" / "zudoku" / "cli.js")
+        build(f"zudoku of {name}", [cli, "build"], project, env)
+        shutil.copytree(
+            project / "dist" / "sites" / "zudoku" / stem, root / "sites" / "zudoku" / stem
+        )
+
+
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
@@ -773,6 +822,8 @@ def main() -> None:
             homes["rspress"] = rspress_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
+        if "zudoku" in apps:
+            zudoku_sites(root, args.data, names)
         print(
             f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
