@@ -293,9 +293,6 @@ class Explorer:
         self._blocked: set[tuple[str, str, str, str]] = set()
         self.routes: list[str] = []  # client-side routes reached and stored
         self._routes_seen: set[str] = set()
-        # The last action went back to the page's address after a disclosure changed it (see
-        # `_act`): the state it returned to is no cycle.
-        self._spied = False
         self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
@@ -434,7 +431,7 @@ class Explorer:
                     continue
                 self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
                 break
-            step, state = await self._act(choice, state, url)
+            step, state, spied = await self._act(choice, state, url)
             self.steps.append(step)
             if step.effect in ("no_change", "failed"):
                 no_change += 1
@@ -443,7 +440,7 @@ class Explorer:
                     break
                 continue
             no_change = 0
-            if step.effect == "routed" or step.pattern == "option" or self._spied:
+            if step.effect == "routed" or step.pattern == "option" or spied:
                 # Another page was stored and the explorer went back (or what a disclosure
                 # showed, back to the page's address), or a dropdown closed on the choice
                 # picked in it: not a cycle.
@@ -481,7 +478,10 @@ class Explorer:
 
     async def _act(
         self, choice: Candidate, before: dict[str, Any], url: str
-    ) -> tuple[Step, dict[str, Any]]:
+    ) -> tuple[Step, dict[str, Any], bool]:
+        """Do `choice`: its step, the state after it, and whether the explorer went back to
+        the page's address after a disclosure changed it (the state it returned to is no
+        cycle)."""
         self._tried.add((choice.selector, choice.label))
         self._keys[choice.key] += 1
         if self._keys[choice.key] >= self.options.max_repeats:
@@ -526,7 +526,7 @@ class Explorer:
                 None,
                 seconds=time.monotonic() - started,
             )
-            return step, before
+            return step, before, False
         settled = await self.settle()
         after = await self._state()
         similarity = _similarity(before["signatures"], after["signatures"])
@@ -537,7 +537,6 @@ class Explorer:
             and not choice.nav
             and await self._changed_beside(choice)
         )
-        self._spied = spied
         if spied:
             # A disclosure that changed the address and more than its own operation: the app
             # wrote the section scrolled to into the address (Kong's renderer, which renders
@@ -595,7 +594,7 @@ class Explorer:
         log.info(
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
-        return step, after
+        return step, after, spied
 
     def _shown(self, picker: Candidate) -> set[str]:
         # By its container: its own selector is positional and shifts as its listbox comes
