@@ -25,7 +25,7 @@ from ingest.errors import (
     UnsupportedTypeError,
 )
 from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
-from ingest.html import ExtractedHtml, extract_html, title_line
+from ingest.html import ExtractedHtml, extract_html, hidden_from_readers, title_line
 from ingest.html import to_markdown as html_to_markdown
 from ingest.pipeline import (
     ChunkingOptions,
@@ -76,6 +76,7 @@ __all__ = [
     "detect_type",
     "extract",
     "extract_html",
+    "hidden_from_readers",
     "html_to_markdown",
     "prepare",
     "split_sections",

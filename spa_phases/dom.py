@@ -1,7 +1,8 @@
 """A DOM snapshot into scoped regions of Markdown.
 
 The snapshot is parsed defensively (size limit, no network, no entities, comments and processing
-instructions dropped). Scripts, styles, templates and `aria-hidden="true"` subtrees are dropped;
+instructions dropped). Scripts, styles, templates and `aria-hidden="true"` subtrees are dropped
+(not the page a popup's library hid behind the popup: `ingest.hidden_from_readers`);
 content hidden with `display:none`, `hidden` or a collapsed panel is kept, since a single-page
 app reveals it later. The page is cut into regions at containers a person would name (elements
 with a stable id or test id, tab panels, dialogs, sections, articles, `details`): each region is
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from ingest import html_to_markdown, title_line
+from ingest import hidden_from_readers, html_to_markdown, title_line
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
@@ -144,10 +145,11 @@ def parse(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> lxml.html.HtmlE
     if any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log):
         # libxml2 stops at 256 levels and drops the rest: refuse rather than store a part.
         raise SnapshotError("the DOM nests deeper than 255 elements; it was not stored")
-    for element in root.xpath(
-        "|".join(f"//{t}" for t in DROPPED_TAGS) + '|//*[@aria-hidden="true"]'
-    ):
-        if element.getparent() is not None:
+    dropped = root.xpath("|".join(f"//{t}" for t in DROPPED_TAGS) + '|//*[@aria-hidden="true"]')
+    for element in dropped:
+        if element.getparent() is not None and (
+            element.tag in DROPPED_TAGS or hidden_from_readers(element)
+        ):
             element.drop_tree()
     for control in root.iter(*CONTROL_TAGS):  # "Overview" "Settings", not "OverviewSettings"
         if control.tag not in ("input", "img"):

@@ -298,3 +298,25 @@ def test_a_heading_with_only_a_permalink_takes_the_line_the_page_shows_under_it(
     assert user.heading_path[1:] == ("GET /2.0/users/{username}", "Responses")
     assert repo.heading_path[1] == "GET /2.0/repositories/{u}/{slug}"
     assert "/2.0/users/{username}" not in stored(prepared)
+
+
+@pytest.mark.parametrize("mark", ["inert", 'data-aria-hidden="true"'])
+def test_a_page_hidden_behind_an_open_popup_is_still_written(mark: str) -> None:
+    """A theme picker left open when the page was rendered: Headless UI (`inert`) and Radix
+    (`data-aria-hidden`) set `aria-hidden` on the rest of the page while their popup is open.
+    That is the page, not an icon: it is written, and an icon's text inside it still is not."""
+    prepared = page(
+        '<html><head><title>Import</title></head><body><div class="layout"><aside>'
+        '<button aria-haspopup="listbox" aria-expanded="true">System</button></aside>'
+        f'<article aria-hidden="true" {mark}><h1>Import</h1><p>{PROSE}</p>'
+        f'<h2>Usage<span aria-hidden="true">#</span></h2><pre>npm install @scalar/import</pre>'
+        f"<p>{PROSE} Resolves any URL.</p></article></div>"
+        '<ul role="listbox"><li>Light</li><li>Dark</li></ul></body></html>'
+    )
+    text = stored(prepared)
+    assert "Resolves any URL." in text and "npm install @scalar/import" in text
+    assert ("Import", "Usage") in paths(prepared)
+    assert "#" not in text
+    # Without a popup's mark, aria-hidden text stays out.
+    hidden = page(f'<html><body><main><p>{PROSE}</p><p aria-hidden="true">Twice.</p></main>')
+    assert "Twice." not in stored(hidden)

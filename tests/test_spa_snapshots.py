@@ -159,6 +159,20 @@ def test_regions_keep_hidden_text_and_flag_only_instructions() -> None:
     assert not reads_like_instructions("Click Save to keep your changes.")
 
 
+def test_the_page_behind_an_open_popup_is_kept_and_an_icon_in_it_is_not() -> None:
+    # Radix (data-aria-hidden) and Headless UI (inert) hide the rest of the page from screen
+    # readers while a menu or picker is open: that is still the page.
+    for mark in ('data-aria-hidden="true"', "inert"):
+        found = regions(
+            f'<html><body><div id="app" aria-hidden="true" {mark}><main><h1>Expense request 42'
+            '<span aria-hidden="true">Zebra icon</span></h1><p>Submitted by Dana Reyes for the '
+            'Berlin trip.</p></main></div><div role="menu"><p>Export as PDF</p></div></body></html>'
+        )
+        text = " ".join(r.markdown for r in found)
+        assert "Submitted by Dana Reyes" in text and "Export as PDF" in text, mark
+        assert "Zebra" not in text
+
+
 # An app shell as Scalar draws it: a hidden assistant panel with a heading first, then each
 # operation in a section whose heading sits in an id'd anchor wrapper, its responses in a list
 # whose descriptions carry ids the framework numbers as it renders.

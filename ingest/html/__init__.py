@@ -18,9 +18,24 @@ from readability import Document as ReadabilityDocument
 from trafilatura.settings import Document as TrafilaturaDocument
 
 from ingest.html.region import KeptText, main_region, with_header
-from ingest.html.writer import HEADINGS, MarkdownWriter, collapse, title_line, to_markdown
+from ingest.html.writer import (
+    HEADINGS,
+    MarkdownWriter,
+    collapse,
+    hidden_from_readers,
+    title_line,
+    to_markdown,
+)
 
-__all__ = ["ExtractedHtml", "extract_html", "html_title", "parse", "title_line", "to_markdown"]
+__all__ = [
+    "ExtractedHtml",
+    "extract_html",
+    "hidden_from_readers",
+    "html_title",
+    "parse",
+    "title_line",
+    "to_markdown",
+]
 
 log = logging.getLogger(__name__)
 

@@ -107,12 +107,20 @@ def _spoken_only(element: lxml.html.HtmlElement) -> bool:
     return bool(names & _SCREEN_READER) and not any(n.endswith("not-sr-only") for n in names)
 
 
+def hidden_from_readers(element: lxml.html.HtmlElement) -> bool:
+    """`aria-hidden`: what it keeps from screen readers (an icon, a line said twice) is not
+    content. But a popup's library sets it on the rest of the page while the popup is open,
+    marked `inert` (Headless UI) or `data-aria-hidden` (Radix's aria-hidden): that is the page,
+    only behind the popup."""
+    return (
+        element.get("aria-hidden") == "true"
+        and element.get("inert") is None
+        and element.get("data-aria-hidden") is None
+    )
+
+
 def _seen_text(element: lxml.html.HtmlElement) -> str:
-    if (
-        _spoken_only(element)
-        or element.get("hidden") is not None
-        or element.get("aria-hidden") == "true"
-    ):
+    if _spoken_only(element) or element.get("hidden") is not None or hidden_from_readers(element):
         return ""
     parts = [element.text or ""]
     for child in element:
@@ -283,7 +291,7 @@ class MarkdownWriter:
             return False
         if element in self._titles:
             return True
-        if element.get("aria-hidden") == "true":
+        if hidden_from_readers(element):
             return True
         if tag in SKIPPED and not (self.controls and tag in CONTROLS):
             return True
