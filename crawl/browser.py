@@ -48,12 +48,15 @@ AUTO_MIN_TEXT = 200
 # apps render only once opened, round by round for groups inside groups; returns how many it
 # clicked. Only controls that open in place: buttons and summaries, links that go nowhere
 # (`href="#"`) or say they are buttons; shown ones (a menu toggle hidden at this width is not).
+# Not a picker (`aria-haspopup` listbox or dialog: a theme, language or version switch): it opens
+# choices, not links, and its library may hide the rest of the page while they are open.
 EXPAND_NAVIGATION = """async () => {
   const NAV = 'nav, aside, [role=navigation], [role=tree]';
   const CLOSED = ['[aria-expanded=false]', 'details:not([open]) > summary']
     .flatMap((c) => NAV.split(', ').map((n) => `${n} ${c}`)).join(', ');
   const opens = (el) => {
     if (el.matches('input, select, textarea')) return false;
+    if (['listbox', 'dialog'].includes(el.getAttribute('aria-haspopup'))) return false;
     if (el.tagName !== 'A' || el.getAttribute('role') === 'button') return true;
     const href = (el.getAttribute('href') || '').trim();
     return href === '' || href === '#' || href.startsWith('javascript:');

@@ -101,11 +101,13 @@ def test_browser_render_runs_scripts_follows_their_links_and_keeps_the_address_r
 
 # A documentation sidebar as site generators draw it: its categories are collapsed, and their
 # links exist only once opened (a category inside a category, too). Beside them, a link that
-# says it is collapsed but goes to a page (not clicked: it would leave), and a menu toggle
-# hidden at this width (not clicked: it would hide the sidebar).
+# says it is collapsed but goes to a page (not clicked: it would leave), a menu toggle
+# hidden at this width (not clicked: it would hide the sidebar) and a theme picker (not
+# clicked: as Headless UI's does, it hides the rest of the page while its choices are open).
 KB = b"""<html><head><title>Knowledge base</title></head><body>
 <nav class="sidebar">
   <button class="menu" style="display: none" aria-expanded="false">Menu</button>
+  <button class="theme" aria-haspopup="listbox" aria-expanded="false">System</button>
   <a href="/kb/elsewhere" aria-expanded="false">Elsewhere</a>
   <div><button aria-expanded="false" data-group="setup">Setup</button></div>
   <div><a href="#" role="button" aria-expanded="false" data-group="ops">Operations</a></div>
@@ -125,6 +127,12 @@ document.addEventListener('click', (e) => {
     toggle.parentElement.insertAdjacentHTML('beforeend', groups[toggle.dataset.group]);
   }
   if (e.target.closest('.menu')) document.querySelector('.sidebar').remove();
+  if (e.target.closest('.theme')) {
+    e.target.setAttribute('aria-expanded', 'true');
+    for (const el of document.body.children) el.setAttribute('aria-hidden', 'true');
+    const choices = document.body.appendChild(document.createElement('ul'));
+    choices.setAttribute('role', 'listbox');
+  }
 });
 </script></body></html>"""
 KB_PAGES = ("install", "upgrade", "backups", "restore")
@@ -146,6 +154,7 @@ def test_the_links_in_a_sidebar_s_collapsed_categories_are_followed(
         assert report[site.url(f"/kb/{name}")].state == "ingested", name
     home = next(p.body.decode() for p in sink.pages if p.url == site.url("/kb"))
     assert "Start with the setup pages." in home and 'class="sidebar"' in home
+    assert 'role="listbox"' not in home and 'aria-hidden="true"' not in home
 
 
 @needs_chromium
