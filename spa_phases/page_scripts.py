@@ -346,7 +346,8 @@ SCAN = (
   };
   const ACCEPT = /^(accept|agree|ok|got it|allow( all)?|i understand|dismiss|close|accept all)\b/i;
   // Controls that hide the page's own chrome (its navigation, a sidebar, the menu) or skip past
-  // it, switch its theme, or open an assistant's chat (which answers from the page it is on).
+  // it, switch its theme, or open an assistant's chat (which answers from the page it is on);
+  // by its name or its title (a theme picker named by its choice: "System", "Change theme").
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*)?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
@@ -622,7 +623,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || searchLauncher(el, text), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(clean(el.getAttribute('title') || '', 80)) || searchLauncher(el, text), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),

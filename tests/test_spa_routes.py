@@ -567,14 +567,16 @@ PAGED_OPS = {
 # A site generator's API reference (vitepress-openapi): each operation a page of its own,
 # routed by pushState, its sidebar entry named by method and path (the method also a badge);
 # the page sits in a layout wrapper named `has-sidebar`; an operation's response codes are tabs
-# in a focus group (`role=tablist tabindex=0`), the other code's text drawn only on a click; a
-# theme switch; a pager to the next operation.
+# in a focus group (`role=tablist tabindex=0`), the other code's text drawn only on a click;
+# theme switches (one a picker named by its choice, "Change theme" its title); a pager to the
+# next operation.
 PAGED_SHELL = Page(
     (
         """<html><head><title>Parcel API</title></head><body><div class="layout has-sidebar">
 <header><a href="/api/">Parcel API</a><button>Switch to dark theme</button>
 <button>Switch between dark and light mode (currently light mode)</button>
-<button>Toggle theme</button></header>
+<button>Toggle theme</button>
+<button class="theme" title="Change theme" aria-haspopup="listbox">System</button></header>
 <aside class="sidebar"><nav><h2>Default</h2>"""
         + "".join(
             f'<a href="/api/operations/{op}"><span>{v[0].split()[0]}</span> {v[0]}</a>'
@@ -601,6 +603,8 @@ function render() {
   pager.innerHTML = `<a href="/api/operations/${next}">Next page ${ops[next][0]}</a>`;
 }
 document.addEventListener('click', (e) => {
+  if (e.target.closest('.theme')) document.body.insertAdjacentHTML('beforeend',
+    '<ul role="listbox"><li role="option">Light</li><li role="option">Dark</li></ul>');
   const a = e.target.closest('a[href^="/api/"]');
   if (!a) return;
   e.preventDefault();
@@ -630,7 +634,7 @@ def test_an_api_reference_with_a_page_per_operation_is_read_route_by_route(
     assert job["status"] == "completed", job
     assert job["counts"]["routes"] == len(PAGED_OPS), job["counts"]
     labels = [step["label"] for step in model(client, site)["steps"]]
-    chrome = {"Switch to dark theme", "Toggle theme", "200 404"}
+    chrome = {"Switch to dark theme", "Toggle theme", "System", "Light", "Dark", "200 404"}
     assert not chrome & set(labels) and not any("currently" in x for x in labels), labels
     for op, (_, ok, bad) in PAGED_OPS.items():
         url = site.url(f"/api/operations/{op}")
