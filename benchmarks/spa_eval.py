@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Nine more apps, not run by default, check that what was tuned on the six holds on apps lore
+Ten more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -25,13 +25,14 @@ from each spec, each operation a page of its own; Zudoku, a React site built fro
 started at its overview page, the operations on routes of their own, headed by an empty
 `h2` when they have no summary), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
-whose address ends in a slash, asked for without it) and an Rspress build (history-routed,
-React; both builds group the pages in sidebar categories collapsed until clicked).
+whose address ends in a slash, asked for without it), an Rspress build (history-routed,
+React) and a Nextra build (Next.js exported static, clean URLs, a theme picker in the
+sidebar); the three builds group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress]
+                docsify,docusaurus,rspress,nextra]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -84,6 +85,12 @@ PACKAGES = {
     # Zudoku, a React API-docs framework on Vite, built per spec: an overview at /api, the
     # operations on pages of their own (/api/~endpoints or one a tag), clean URLs.
     "zudoku": "zudoku@0.76.0 react@19.3.1 react-dom@19.3.1",
+    # Nextra, a documentation theme on Next.js (App Router, exported static: clean URLs, the
+    # client router fetching each page's server-component payload). zod is pinned: with the
+    # registry's newest (4.6) its layout's props check fails every page ("expected
+    # nonoptional ... at children").
+    "nextra": "nextra@4.6.1 nextra-theme-docs@4.6.1 next@15.5.29 react@19.2.0 react-dom@19.2.0 "
+    "zod@4.1.12",
 }
 API_APPS = (
     "swagger-ui",
@@ -97,7 +104,7 @@ API_APPS = (
     "vitepress-openapi",
     "zudoku",
 )
-DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress")
+DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress", "nextra")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
@@ -111,9 +118,10 @@ HOLDOUT = (
     "rspress",
     "vitepress-openapi",
     "zudoku",
+    "nextra",
 )
 # Site generators, built with their own modules (an API reference: one site a spec).
-BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku")
+BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra")
 # Where a built API reference starts, below its folder: Zudoku's overview page.
 START = {"zudoku": "api"}
 
@@ -256,8 +264,15 @@ def operations(spec_path: Path) -> list[dict[str, Any]]:
     return out
 
 
+# Typographic quotes and dashes some apps draw for the source's plain ones (Nextra's Markdown
+# "we've" is shown as "we’ve").
+_TYPOGRAPHIC = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+)
+
+
 def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[`*_>#|]", " ", text).split()).lower()
+    return " ".join(re.sub(r"[`*_>#|]", " ", text.translate(_TYPOGRAPHIC)).split()).lower()
 
 
 def captured(lore: Lore, page: str) -> tuple[str, ...]:
@@ -608,6 +623,82 @@ def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/rspress/"
 
 
+# Nextra's set-up for the App Router, as its documentation gives it: the theme's layout, one
+# catch-all page rendering the Markdown under content/.
+NEXTRA = {
+    "next.config.mjs": """import nextra from 'nextra'
+export default nextra({})({ output: 'export', images: { unoptimized: true }, basePath: 'BASE' })
+""",
+    "app/layout.jsx": """import { Footer, Layout, Navbar } from 'nextra-theme-docs'
+import { Head } from 'nextra/components'
+import { getPageMap } from 'nextra/page-map'
+import 'nextra-theme-docs/style.css'
+export const metadata = { title: 'Docs' }
+export default async function RootLayout({ children }) {
+  return (
+    <html lang="en" dir="ltr" suppressHydrationWarning>
+      <Head />
+      <body>
+        <Layout navbar={<Navbar logo={<b>Docs</b>} />} footer={<Footer>Docs</Footer>}
+          pageMap={await getPageMap()} sidebar={{ defaultMenuCollapseLevel: 1 }}>
+          {children}
+        </Layout>
+      </body>
+    </html>
+  )
+}
+""",
+    "app/[[...mdxPath]]/page.jsx": """\
+import { generateStaticParamsFor, importPage } from 'nextra/pages'
+import { useMDXComponents } from '../../mdx-components'
+export const generateStaticParams = generateStaticParamsFor('mdxPath')
+export async function generateMetadata(props) {
+  const params = await props.params
+  return (await importPage(params.mdxPath)).metadata
+}
+const Wrapper = useMDXComponents().wrapper
+export default async function Page(props) {
+  const params = await props.params
+  const { default: MDXContent, toc, metadata } = await importPage(params.mdxPath)
+  return (
+    <Wrapper toc={toc} metadata={metadata}>
+      <MDXContent {...props} params={params} />
+    </Wrapper>
+  )
+}
+""",
+    "mdx-components.js": """import { useMDXComponents as theme } from 'nextra-theme-docs'
+const components = theme()
+export function useMDXComponents(more) {
+  return { ...components, ...more }
+}
+""",
+}
+
+
+def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A Nextra build of the pages (`/sites/nextra/part-<n>/<slug>`, clean URLs), the
+    sidebar's folders of five collapsed until clicked."""
+    modules = npm(PACKAGES["nextra"], CACHE.parent / "spa-nextra")
+    project = work / "nextra"
+    for path, text in NEXTRA.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text.replace("BASE", "/sites/nextra"))
+    (project / "package.json").write_text('{"name": "docs", "private": true}')
+    (project / "node_modules").symlink_to(modules)
+    content = project / "content"
+    content.mkdir()
+    (content / "index.md").write_text(pages[0]["markdown"])
+    for n, page in enumerate(pages[1:], 1):
+        path = content / f"{_grouped_path(n, page)}.md"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(page["markdown"])
+    command = [str(modules / "next" / "dist" / "bin" / "next"), "build"]
+    build("nextra", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
+    shutil.copytree(project / "out", root / "sites" / "nextra")
+    return "/sites/nextra/"
+
+
 # vitepress-openapi's set-up, as its documentation gives it: the theme, a sidebar of operations,
 # the spec's introduction as the home page and a page for each operation.
 VITEPRESS_OPENAPI = {
@@ -713,7 +804,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = "/" if app == "docusaurus" else ".html"
+        suffix = {"docusaurus": "/", "nextra": ""}.get(app, ".html")
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix}")
             for n, p in enumerate(pages[1:], 1)
@@ -782,8 +873,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, docsify, "
-        "docusaurus and rspress: apps lore was not tuned on, to check that it generalises",
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress and nextra: apps lore was not "
+        "tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
@@ -820,6 +911,8 @@ def main() -> None:
             homes["docusaurus"] = docusaurus_site(root, work, base, pages)
         if "rspress" in apps:
             homes["rspress"] = rspress_site(root, work, pages)
+        if "nextra" in apps:
+            homes["nextra"] = nextra_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
