@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Ten more apps, not run by default, check that what was tuned on the six holds on apps lore
+Eleven more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -26,13 +26,14 @@ started at its overview page, the operations on routes of their own, headed by a
 `h2` when they have no summary), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
-React) and a Nextra build (Next.js exported static, clean URLs, a theme picker in the
-sidebar); the three builds group the pages in sidebar categories collapsed until clicked.
+React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
+sidebar) and a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
+place); the four builds group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra]
+                docsify,docusaurus,rspress,nextra,mkdocs]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -46,6 +47,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -91,6 +93,10 @@ PACKAGES = {
     # nonoptional ... at children").
     "nextra": "nextra@4.6.1 nextra-theme-docs@4.6.1 next@15.5.29 react@19.2.0 react-dom@19.2.0 "
     "zod@4.1.12",
+    # Material for MkDocs (from PyPI, in a virtual environment of its own): static pages that
+    # its "instant" navigation swaps in place (fetched, pushState), the sidebar's sections
+    # drawn as checkbox toggles.
+    "mkdocs": "mkdocs-material==9.7.1",
 }
 API_APPS = (
     "swagger-ui",
@@ -104,7 +110,7 @@ API_APPS = (
     "vitepress-openapi",
     "zudoku",
 )
-DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress", "nextra")
+DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress", "nextra", "mkdocs")
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
@@ -119,9 +125,10 @@ HOLDOUT = (
     "vitepress-openapi",
     "zudoku",
     "nextra",
+    "mkdocs",
 )
 # Site generators, built with their own modules (an API reference: one site a spec).
-BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra")
+BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra", "mkdocs")
 # Where a built API reference starts, below its folder: Zudoku's overview page.
 START = {"zudoku": "api"}
 
@@ -199,11 +206,17 @@ def npm(package: str, cache: Path) -> Path:
     return cache / "node_modules"
 
 
-def build(what: str, command: list[str], project: Path, env: dict[str, str] | None = None) -> None:
-    """Run a site generator's build (`node` with `command`, `env` added to the environment) in
-    `project`; stop with its output when it fails."""
+def build(
+    what: str,
+    command: list[str],
+    project: Path,
+    env: dict[str, str] | None = None,
+    program: str = "node",
+) -> None:
+    """Run a site generator's build (`program` with `command`, `env` added to the environment)
+    in `project`; stop with its output when it fails."""
     built = subprocess.run(
-        ["node", *command],
+        [program, *command],
         cwd=project,
         capture_output=True,
         text=True,
@@ -699,6 +712,39 @@ def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/nextra/"
 
 
+def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]]) -> str:
+    """A Material for MkDocs build of the pages (`/sites/mkdocs/part-<n>/<slug>/`), with
+    instant navigation, the sidebar's sections of five collapsed until clicked, no web fonts
+    (they would come from Google)."""
+    venv = CACHE.parent / "spa-mkdocs"
+    mkdocs = venv / "bin" / "mkdocs"
+    if not mkdocs.exists():
+        print(f"installing {PACKAGES['mkdocs']} from PyPI into {venv}")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "pip"), "install", "--quiet", PACKAGES["mkdocs"]]
+        subprocess.run(pip, check=True)
+    project = root.parent / "mkdocs"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (docs / "index.md").write_text(pages[0]["markdown"])
+    sections: dict[str, list[str]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        path = f"{_grouped_path(n, page)}.md"
+        (docs / path).parent.mkdir(exist_ok=True)
+        (docs / path).write_text(page["markdown"])
+        sections.setdefault(f"Part {path.split('/', 1)[0][5:]}", []).append(path)
+    config = {
+        "site_name": "Docs",
+        "site_url": f"{base}/sites/mkdocs/",
+        "theme": {"name": "material", "font": False, "features": ["navigation.instant"]},
+        "nav": [{"Home": "index.md"}, *({name: paths} for name, paths in sections.items())],
+    }
+    (project / "mkdocs.yml").write_text(json.dumps(config))  # YAML reads JSON
+    build("mkdocs", ["build", "--quiet", "--site-dir", "site"], project, program=str(mkdocs))
+    shutil.copytree(project / "site", root / "sites" / "mkdocs")
+    return "/sites/mkdocs/"
+
+
 # vitepress-openapi's set-up, as its documentation gives it: the theme, a sidebar of operations,
 # the spec's introduction as the home page and a page for each operation.
 VITEPRESS_OPENAPI = {
@@ -804,7 +850,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "nextra": ""}.get(app, ".html")
+        suffix = {"docusaurus": "/", "mkdocs": "/", "nextra": ""}.get(app, ".html")
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix}")
             for n, p in enumerate(pages[1:], 1)
@@ -873,8 +919,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, zudoku, docsify, docusaurus, rspress and nextra: apps lore was not "
-        "tuned on, to check that it generalises",
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra and mkdocs: apps lore "
+        "was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
@@ -913,6 +959,8 @@ def main() -> None:
             homes["rspress"] = rspress_site(root, work, pages)
         if "nextra" in apps:
             homes["nextra"] = nextra_site(root, work, pages)
+        if "mkdocs" in apps:
+            homes["mkdocs"] = mkdocs_site(root, base, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
