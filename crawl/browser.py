@@ -62,7 +62,7 @@ EXPAND_NAVIGATION = """async () => {
     return href === '' || href === '#' || href.startsWith('javascript:');
   };
   const shown = (el) => el.getClientRects().length > 0
-    && getComputedStyle(el).visibility !== 'hidden';
+    && getComputedStyle(el).visibility === 'visible';
   const done = new Set();
   for (let round = 0; round < 4 && done.size < 200; round++) {
     const closed = [...document.querySelectorAll(CLOSED)]

@@ -138,7 +138,8 @@ const visible = (el) => {
   const r = rectOf(el);
   if (!(r.width > 1 && r.height > 1 && r.right + scrolled().x > 0 && r.bottom + scrolled().y > 0)) return false;
   const style = getComputedStyle(el);
-  return style.visibility !== 'hidden' && parseFloat(style.opacity) !== 0;
+  // `collapse` hides as `hidden` does outside tables (Material for MkDocs' closed sections).
+  return style.visibility === 'visible' && parseFloat(style.opacity) !== 0;
 };
 // Navigation: sidebars, tables of contents and menus (their links swap the main view). One
 // named so by its class or id only when it does not hold the page's main content: a layout's
@@ -260,7 +261,7 @@ MARK_HIDDEN = (
       const offscreen = r.right + scrolled().x < -100 || r.bottom + scrolled().y < -100 || r.left > 10000;
       const tiny = parseFloat(style.fontSize) < 2;
       const clipped = style.clipPath === 'inset(50%)' || style.clip === 'rect(0px, 0px, 0px, 0px)';
-      const invisible = style.display === 'none' || style.visibility === 'hidden'
+      const invisible = style.display === 'none' || style.visibility !== 'visible'
         || parseFloat(style.opacity) === 0 || style.color === 'rgba(0, 0, 0, 0)';
       if ((invisible || offscreen || tiny || clipped) && child.textContent.trim()) {
         child.setAttribute('data-lore-hidden', '1'); marked++;

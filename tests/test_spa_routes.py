@@ -876,3 +876,49 @@ def test_what_a_disclosure_opens_stays_the_page_s_when_a_scroll_spy_changes_the_
         assert f"Crate weight of operation {n} in kilograms." in held, (n, held)
         assert resolve(client, f"{url}#/operations/op-{n}", "", k=50) == [], n
     assert model(client, site)["routes"] == []
+
+
+SECTIONS = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "api")}
+COLLAPSED = Page(
+    (
+        """<html><head><title>Ledger docs</title><style>
+.toggle { display: none; }
+.section > nav { display: grid; visibility: collapse; height: 0; overflow: hidden; }
+.toggle:checked ~ nav { visibility: visible; height: auto; }
+label { cursor: pointer; }
+</style></head><body><nav class="sidebar"><ul><li><a href="#/">Home</a></li>"""
+        + "".join(
+            f'<li class="section"><input class="toggle" type="checkbox" id="s{n}">'
+            f'<label for="s{n}" tabindex="0">{name}</label><nav><ul>'
+            + "".join(f'<li><a href="#/{slug}">{slug.title()}</a></li>' for slug in slugs)
+            + "</ul></nav></li>"
+            for n, (name, slugs) in enumerate(SECTIONS.items())
+        )
+        + """</ul></nav><main></main><script>
+const render = () => {
+  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
+  document.querySelector('main').innerHTML =
+    `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
+};
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_links_in_a_section_collapsed_by_visibility_are_reached_by_opening_it(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Material for MkDocs closes a sidebar section with `visibility: collapse`, laid out all
+    the same: its links are no more clickable than hidden ones. Taken for shown, each click
+    failed and five failures in a row stopped the exploration; the section's label opens it."""
+    site.pages["/ledger"] = COLLAPSED
+    client = make_client()
+    job = capture(client, site.url("/ledger"), maxActions=20)
+    assert job["status"] == "completed", job
+    understanding = model(client, site)["understanding"]
+    visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
+    assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
+    own = " ".join(c["text"] for c in resolve(client, site.url("/ledger#/backup"), ""))
+    assert "how ledgers handle backup" in own, own
