@@ -32,6 +32,7 @@ from spa_phases.page_scripts import (
     RESET_CHANGES,
     SCAN,
     SERIALIZE,
+    SHUT_AGAIN,
     SIGNATURES,
     UNMARK_HIDDEN,
 )
@@ -296,6 +297,9 @@ class Explorer:
         self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
+        # Navigation groups a click opened (by selector), opened again on coming back to the
+        # page should it draw them shut (Material for MkDocs: each page a document of its own).
+        self._unfolded: list[str] = []
         # The dropdown just opened, and the choices each dropdown has shown (its label when
         # opened, the options picked): opened again, it offers only the others.
         self._picker: Candidate | None = None
@@ -565,6 +569,8 @@ class Explorer:
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
+            if choice.nav and effect == "revealed":
+                self._unfolded.append(choice.selector)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:
@@ -691,6 +697,11 @@ class Explorer:
         if _route(self.page.url) != _route(url):
             await self.page.goto(url, wait_until="load", timeout=20_000)
         await self.settle()
+        for selector in self._unfolded:
+            with contextlib.suppress(Exception):  # gone from the page: nothing to open
+                if await self.page.evaluate(SHUT_AGAIN, selector):
+                    await self._click(selector)
+                    await self.settle()
 
     # what was learned ----------------------------------------------------------------------------
 

@@ -736,6 +736,19 @@ CHANGED_BESIDE = (
 
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
+# Whether a navigation group opened earlier is shut again (back at the page after a route, its
+# sections drawn closed anew): the item it heads holds links, none of them shown.
+SHUT_AGAIN = (
+    "(selector) => {"
+    + _COMMON
+    + r"""
+  const el = document.querySelector(selector);
+  const item = el && el.closest('li');
+  const links = item ? Array.from(item.querySelectorAll('a[href]')) : [];
+  return links.length > 0 && !links.some(visible);
+}"""
+)
+
 # The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is
 # assigned to it); null when the page has none, and its `page.content()` is used as it is.
 SERIALIZE = r"""() => {

@@ -896,6 +896,8 @@ label { cursor: pointer; }
         )
         + """</ul></nav><main></main><script>
 const render = () => {
+  // Each page drawn anew, its sections shut, as Material's pages are documents of their own.
+  document.querySelectorAll('.toggle').forEach((toggle) => { toggle.checked = false; });
   const slug = location.hash.replace(/^#\\/?/, '') || 'home';
   document.querySelector('main').innerHTML =
     `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
@@ -912,7 +914,8 @@ def test_links_in_a_section_collapsed_by_visibility_are_reached_by_opening_it(
 ) -> None:
     """Material for MkDocs closes a sidebar section with `visibility: collapse`, laid out all
     the same: its links are no more clickable than hidden ones. Taken for shown, each click
-    failed and five failures in a row stopped the exploration; the section's label opens it."""
+    failed and five failures in a row stopped the exploration; the section's label opens it.
+    Each page draws its sections shut: back from one, the explorer opens its section again."""
     site.pages["/ledger"] = COLLAPSED
     client = make_client()
     job = capture(client, site.url("/ledger"), maxActions=20)
