@@ -94,7 +94,7 @@ _GENERATED_ID = re.compile(
     r"\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$", re.I
 )
 _HIDDEN_STYLE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0(\.0*)?\s*(;|$)"
+    r"display\s*:\s*none|visibility\s*:\s*(hidden|collapse)|opacity\s*:\s*0(\.0*)?\s*(;|$)"
     r"|font-size\s*:\s*0|color\s*:\s*transparent|clip\s*:\s*rect\(\s*0"
     r"|(left|top|text-indent)\s*:\s*-\d{3,}",
     re.I,

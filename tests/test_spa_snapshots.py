@@ -159,6 +159,15 @@ def test_regions_keep_hidden_text_and_flag_only_instructions() -> None:
     assert not reads_like_instructions("Click Save to keep your changes.")
 
 
+def test_an_inline_visibility_collapse_hides_as_hidden_does() -> None:
+    """`visibility: collapse` hides an element as `hidden` does (a table row, a grid item):
+    instructions put there are flagged as hidden ones."""
+    page = INITIAL.replace("position:absolute;left:-9999px", "visibility: collapse")
+    injected = [r for r in regions(page) if r.injection]
+    assert len(injected) == 1 and injected[0].hidden, injected
+    assert "ignore previous instructions" in injected[0].markdown
+
+
 def test_the_page_behind_an_open_popup_is_kept_and_an_icon_in_it_is_not() -> None:
     # Radix (data-aria-hidden) and Headless UI (inert) hide the rest of the page from screen
     # readers while a menu or picker is open: that is still the page.
