@@ -121,6 +121,17 @@ const selectorOf = (el) => {
   const path = pathOf(el);
   return !path ? 'body' : path[0] === '#' || path[0] === '[' ? path : 'body > ' + path;
 };
+// The element at a selector `selectorOf` made (`' >> '` steps into a shadow root), or null.
+const elementAt = (selector) => {
+  let el = null;
+  let root = document;
+  for (const part of selector.split(' >> ')) {
+    try { el = root ? root.querySelector(part) : null; } catch (e) { return null; }
+    if (!el) return null;
+    root = el.shadowRoot;
+  }
+  return el;
+};
 // An element's box, read once per scan (visibility and position both need it).
 const rects = new WeakMap();
 const rectOf = (el) => {
@@ -719,13 +730,8 @@ CHANGED_BESIDE = (
     "(selector) => {"
     + _COMMON
     + r"""
-  let el = null;
-  let root = document;
-  for (const part of selector.split(' >> ')) {
-    el = root ? root.querySelector(part) : null;
-    if (!el) return false;
-    root = el.shadowRoot;
-  }
+  const el = elementAt(selector);
+  if (!el) return false;
   const up = parentAcross;
   const box = containerOf(el, up) || el;
   const within = (n, outer) => { for (let c = n; c; c = up(c)) if (c === outer) return true; return false; };
@@ -737,12 +743,13 @@ CHANGED_BESIDE = (
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
 # Whether a navigation group opened earlier is shut again (back at the page after a route, its
-# sections drawn closed anew): the item it heads holds links, none of them shown.
+# sections drawn closed anew): the item it heads holds links, none of them shown. The selector
+# may step into shadow roots, as CHANGED_BESIDE's.
 SHUT_AGAIN = (
     "(selector) => {"
     + _COMMON
     + r"""
-  const el = document.querySelector(selector);
+  const el = elementAt(selector);
   const item = el && el.closest('li');
   const links = item ? Array.from(item.querySelectorAll('a[href]')) : [];
   return links.length > 0 && !links.some(visible);

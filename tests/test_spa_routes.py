@@ -925,3 +925,38 @@ def test_links_in_a_section_collapsed_by_visibility_are_reached_by_opening_it(
     assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
     own = " ".join(c["text"] for c in resolve(client, site.url("/ledger#/backup"), ""))
     assert "how ledgers handle backup" in own, own
+
+
+# The same sidebar drawn by a web component, in its shadow root.
+SHADOW_COLLAPSED = Page(
+    COLLAPSED.body.replace(b'<nav class="sidebar">', b'<template id="nav"><nav class="sidebar">')
+    .replace(b"</ul></nav><main>", b"</ul></nav></template><ledger-nav></ledger-nav><main>")
+    .replace(b"<style>", b'<style id="css">')
+    .replace(
+        b"const render = () => {",
+        b"""customElements.define('ledger-nav', class extends HTMLElement {
+  connectedCallback() {
+    const root = this.attachShadow({mode: 'open'});
+    root.append(document.getElementById('css').cloneNode(true));
+    root.append(document.getElementById('nav').content.cloneNode(true));
+  }
+});
+const shadow = document.querySelector('ledger-nav').shadowRoot;
+const render = () => {""",
+    )
+    .replace(b"document.querySelectorAll('.toggle')", b"shadow.querySelectorAll('.toggle')")
+)
+
+
+def test_a_section_shut_again_inside_a_shadow_root_is_opened_again(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """As above with the sidebar in a web component's shadow root (RapiDoc, Shoelace): the
+    section's label is found across the root to open it again on coming back."""
+    site.pages["/ledger"] = SHADOW_COLLAPSED
+    client = make_client()
+    job = capture(client, site.url("/ledger"), maxActions=20)
+    assert job["status"] == "completed", job
+    understanding = model(client, site)["understanding"]
+    visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
+    assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
