@@ -569,7 +569,8 @@ class Explorer:
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
-            if choice.nav and effect == "revealed":
+            if choice.nav and effect in ("revealed", "replaced"):
+                # A navigation group opened (its arrow's class flipped, VuePress: "replaced").
                 self._unfolded.append(choice.selector)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)

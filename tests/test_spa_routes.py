@@ -960,3 +960,30 @@ def test_a_section_shut_again_inside_a_shadow_root_is_opened_again(
     understanding = model(client, site)["understanding"]
     visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
     assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
+
+
+# The same sidebar with each section's label marked open by a class of its own (VuePress's
+# arrow): opening a section changes the label too, seen as "replaced", not only "revealed".
+FLIPPED = Page(
+    COLLAPSED.body.replace(
+        b"window.addEventListener('hashchange', render);",
+        b"""document.querySelectorAll('label').forEach((label) => label.addEventListener('click',
+  () => { label.className = label.className === 'open' ? 'shut' : 'open'; }));
+window.addEventListener('hashchange', () => {
+  document.querySelectorAll('label').forEach((label) => { label.className = 'shut'; });
+});
+window.addEventListener('hashchange', render);""",
+    )
+)
+
+
+def test_a_section_whose_label_changes_as_it_opens_is_opened_again(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    site.pages["/ledger"] = FLIPPED
+    client = make_client()
+    job = capture(client, site.url("/ledger"), maxActions=20)
+    assert job["status"] == "completed", job
+    understanding = model(client, site)["understanding"]
+    visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
+    assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
