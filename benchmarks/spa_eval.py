@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Eleven more apps, not run by default, check that what was tuned on the six holds on apps lore
+Twelve more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -27,13 +27,14 @@ started at its overview page, the operations on routes of their own, headed by a
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
-sidebar) and a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
-place); the four builds group the pages in sidebar categories collapsed until clicked.
+sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
+place) and a VuePress 2 build (history-routed, Vue); the builds group the pages in sidebar
+categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra,mkdocs]
+                docsify,docusaurus,rspress,nextra,mkdocs,vuepress]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -97,6 +98,10 @@ PACKAGES = {
     # its "instant" navigation swaps in place (fetched, pushState), the sidebar's sections
     # drawn as checkbox toggles.
     "mkdocs": "mkdocs-material==9.7.1",
+    # VuePress 2, Vue's own site generator on Vite (history-routed, pages `/slug.html`, the
+    # sidebar's groups collapsible; the default theme wants the registry's vuepress rc.30).
+    "vuepress": "vuepress@2.0.0-rc.30 @vuepress/bundler-vite@2.0.0-rc.30 "
+    "@vuepress/theme-default@2.0.0-rc.132 sass@1.101.0 vue@3.5.45",
 }
 API_APPS = (
     "swagger-ui",
@@ -110,7 +115,16 @@ API_APPS = (
     "vitepress-openapi",
     "zudoku",
 )
-DOC_APPS = ("docute", "vitepress", "docsify", "docusaurus", "rspress", "nextra", "mkdocs")
+DOC_APPS = (
+    "docute",
+    "vitepress",
+    "docsify",
+    "docusaurus",
+    "rspress",
+    "nextra",
+    "mkdocs",
+    "vuepress",
+)
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
@@ -126,9 +140,10 @@ HOLDOUT = (
     "zudoku",
     "nextra",
     "mkdocs",
+    "vuepress",
 )
 # Site generators, built with their own modules (an API reference: one site a spec).
-BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra", "mkdocs")
+BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra", "mkdocs", "vuepress")
 # Where a built API reference starts, below its folder: Zudoku's overview page.
 START = {"zudoku": "api"}
 
@@ -792,6 +807,45 @@ export default {
 }
 
 
+# VuePress's configuration: the default theme, bundled by Vite, its sidebar given in JSON.
+VUEPRESS = """import { viteBundler } from '@vuepress/bundler-vite'
+import { defaultTheme } from '@vuepress/theme-default'
+import { defineUserConfig } from 'vuepress'
+export default defineUserConfig({
+  base: '/sites/vuepress/', title: 'Docs', bundler: viteBundler(),
+  theme: defaultTheme({ sidebar: SIDEBAR }),
+})
+"""
+
+
+def vuepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A VuePress 2 build of the pages (`/sites/vuepress/part-<n>/<slug>.html`), the sidebar's
+    groups of five collapsible, shut but for the current page's."""
+    modules = npm(PACKAGES["vuepress"], CACHE.parent / "spa-vuepress")
+    project = work / "vuepress"
+    docs = project / "docs"
+    (docs / ".vuepress").mkdir(parents=True)
+    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
+    (project / "node_modules").symlink_to(modules)
+    (docs / "README.md").write_text(pages[0]["markdown"])
+    groups: dict[str, list[str]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        path = _grouped_path(n, page)
+        (docs / path).parent.mkdir(exist_ok=True)
+        (docs / f"{path}.md").write_text(page["markdown"])
+        groups.setdefault(path.split("/")[0], []).append(f"/{path}.md")
+    sidebar = [
+        {"text": f"Part {part[5:]}", "collapsible": True, "children": children}
+        for part, children in groups.items()
+    ]
+    config = VUEPRESS.replace("SIDEBAR", json.dumps(sidebar))
+    (docs / ".vuepress" / "config.js").write_text(config)
+    command = [str(modules / "vuepress" / "bin" / "vuepress.js"), "build", "docs"]
+    build("vuepress", command, project)
+    shutil.copytree(docs / ".vuepress" / "dist", root / "sites" / "vuepress")
+    return "/sites/vuepress/"
+
+
 def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
     """A vitepress-openapi build of each spec, at `/sites/vitepress-openapi/<spec stem>/`."""
     modules = npm(PACKAGES["vitepress-openapi"], CACHE.parent / "spa-vitepress-openapi")
@@ -919,7 +973,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra and mkdocs: apps lore "
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs and vuepress: "
+        "apps lore "
         "was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -961,6 +1016,8 @@ def main() -> None:
             homes["nextra"] = nextra_site(root, work, pages)
         if "mkdocs" in apps:
             homes["mkdocs"] = mkdocs_site(root, base, pages)
+        if "vuepress" in apps:
+            homes["vuepress"] = vuepress_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
