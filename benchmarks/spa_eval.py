@@ -566,6 +566,21 @@ def _grouped_path(n: int, page: dict[str, str]) -> str:
     return f"part-{(n - 1) // 5 + 1}/{page['slug']}"
 
 
+def _write_grouped(
+    docs: Path, pages: list[dict[str, str]], home: str = "index.md"
+) -> dict[str, list[tuple[str, dict[str, str]]]]:
+    """The first page written as `docs/<home>`, the others as `docs/part-<n>/<slug>.md`: each
+    part's pages, by part number, with their paths (no `.md`)."""
+    (docs / home).write_text(pages[0]["markdown"])
+    parts: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        path = _grouped_path(n, page)
+        (docs / path).parent.mkdir(exist_ok=True)
+        (docs / f"{path}.md").write_text(page["markdown"])
+        parts.setdefault(path.split("/")[0][5:], []).append((path, page))
+    return parts
+
+
 def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str]]) -> str:
     """A Docusaurus 3 build of the pages, every page a folder
     (`/sites/docusaurus/part-<n>/<slug>/`) whose `<link rel=canonical>` names the address it is
@@ -626,17 +641,14 @@ def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     docs = project / "docs"
     docs.mkdir(parents=True)
     (project / "node_modules").symlink_to(modules)
-    (docs / "index.md").write_text(pages[0]["markdown"])
-    groups: dict[str, list[dict[str, str]]] = {}
-    for n, page in enumerate(pages[1:], 1):
-        path = _grouped_path(n, page)
-        (docs / path).parent.mkdir(exist_ok=True)
-        (docs / f"{path}.md").write_text(page["markdown"])
-        part = path.split("/")[0]
-        groups.setdefault(part, []).append({"text": page["title"], "link": f"/{path}"})
     sidebar = [
-        {"text": f"Part {part[5:]}", "collapsible": True, "collapsed": True, "items": items}
-        for part, items in groups.items()
+        {
+            "text": f"Part {part}",
+            "collapsible": True,
+            "collapsed": True,
+            "items": [{"text": page["title"], "link": f"/{path}"} for path, page in entries],
+        }
+        for part, entries in _write_grouped(docs, pages).items()
     ]
     config = {
         "root": "docs",
@@ -716,11 +728,7 @@ def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     (project / "node_modules").symlink_to(modules)
     content = project / "content"
     content.mkdir()
-    (content / "index.md").write_text(pages[0]["markdown"])
-    for n, page in enumerate(pages[1:], 1):
-        path = content / f"{_grouped_path(n, page)}.md"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(page["markdown"])
+    _write_grouped(content, pages)
     command = [str(modules / "next" / "dist" / "bin" / "next"), "build"]
     build("nextra", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
     shutil.copytree(project / "out", root / "sites" / "nextra")
@@ -741,13 +749,10 @@ def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]]) -> str:
     project = root.parent / "mkdocs"
     docs = project / "docs"
     docs.mkdir(parents=True)
-    (docs / "index.md").write_text(pages[0]["markdown"])
-    sections: dict[str, list[str]] = {}
-    for n, page in enumerate(pages[1:], 1):
-        path = f"{_grouped_path(n, page)}.md"
-        (docs / path).parent.mkdir(exist_ok=True)
-        (docs / path).write_text(page["markdown"])
-        sections.setdefault(f"Part {path.split('/', 1)[0][5:]}", []).append(path)
+    sections = {
+        f"Part {part}": [f"{path}.md" for path, _ in entries]
+        for part, entries in _write_grouped(docs, pages).items()
+    }
     config = {
         "site_name": "Docs",
         "site_url": f"{base}/sites/mkdocs/",
@@ -827,16 +832,13 @@ def vuepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     (docs / ".vuepress").mkdir(parents=True)
     (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
     (project / "node_modules").symlink_to(modules)
-    (docs / "README.md").write_text(pages[0]["markdown"])
-    groups: dict[str, list[str]] = {}
-    for n, page in enumerate(pages[1:], 1):
-        path = _grouped_path(n, page)
-        (docs / path).parent.mkdir(exist_ok=True)
-        (docs / f"{path}.md").write_text(page["markdown"])
-        groups.setdefault(path.split("/")[0], []).append(f"/{path}.md")
     sidebar = [
-        {"text": f"Part {part[5:]}", "collapsible": True, "children": children}
-        for part, children in groups.items()
+        {
+            "text": f"Part {part}",
+            "collapsible": True,
+            "children": [f"/{path}.md" for path, _ in entries],
+        }
+        for part, entries in _write_grouped(docs, pages, "README.md").items()
     ]
     config = VUEPRESS.replace("SIDEBAR", json.dumps(sidebar))
     (docs / ".vuepress" / "config.js").write_text(config)
@@ -974,8 +976,7 @@ def main() -> None:
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
         "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs and vuepress: "
-        "apps lore "
-        "was not tuned on, to check that it generalises",
+        "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
     parser.add_argument("--pages", type=int, default=16, help="documentation pages per app")
