@@ -44,16 +44,25 @@ FORWARDED_HEADERS = frozenset(
 DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 # Below this many characters of text outside scripts, a page with scripts is rendered by 'auto'.
 AUTO_MIN_TEXT = 200
+# A class that says a group is collapsed (a JavaScript regex): Docusaurus's categories
+# ("menu__list-item--collapsed"), Vocs's sidebar sections ("vocs_Sidebar_levelCollapsed",
+# headed by a `role=button` with no `aria-expanded`), "collapsed" alone.
+COLLAPSED_CLASS = r"/(^|[\s_-])collapsed(?![\w-])|[a-z]Collapsed(?![\w-])/"
 # Opens the collapsed groups of a page's navigation (a sidebar's categories), whose links many
 # apps render only once opened, round by round for groups inside groups; returns how many it
 # clicked. Only controls that open in place: buttons and summaries, links that go nowhere
 # (`href="#"`) or say they are buttons; shown ones (a menu toggle hidden at this width is not).
 # Not a picker (`aria-haspopup` listbox or dialog: a theme, language or version switch): it opens
-# choices, not links, and its library may hide the rest of the page while they are open.
+# choices, not links, and its library may hide the rest of the page while they are open. A
+# group says it is shut by `aria-expanded=false`, a `details` element, or a class on the
+# group its button heads (COLLAPSED_CLASS).
 EXPAND_NAVIGATION = """async () => {
   const NAV = 'nav, aside, [role=navigation], [role=tree]';
-  const CLOSED = ['[aria-expanded=false]', 'details:not([open]) > summary']
+  const within = (selectors) => selectors
     .flatMap((c) => NAV.split(', ').map((n) => `${n} ${c}`)).join(', ');
+  const CLOSED = within(['[aria-expanded=false]', 'details:not([open]) > summary']);
+  const HEADS = within(['[class*=ollapsed] > :is(button, [role=button]):not([aria-expanded])']);
+  const marked = (el) => COLLAPSED.test(el.parentElement.getAttribute('class') || '');
   const opens = (el) => {
     if (el.matches('input, select, textarea')) return false;
     if (['listbox', 'dialog'].includes(el.getAttribute('aria-haspopup'))) return false;
@@ -65,14 +74,15 @@ EXPAND_NAVIGATION = """async () => {
     && getComputedStyle(el).visibility === 'visible';
   const done = new Set();
   for (let round = 0; round < 4 && done.size < 200; round++) {
-    const closed = [...document.querySelectorAll(CLOSED)]
+    const heads = [...document.querySelectorAll(HEADS)].filter(marked);
+    const closed = [...document.querySelectorAll(CLOSED), ...heads]
       .filter((el) => !done.has(el) && opens(el) && shown(el));
     if (!closed.length) break;
     for (const el of closed.slice(0, 200 - done.size)) { done.add(el); el.click(); }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return done.size;
-}"""
+}""".replace("COLLAPSED", COLLAPSED_CLASS)
 
 
 class BrowserUnavailableError(CrawlError):

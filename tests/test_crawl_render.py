@@ -104,6 +104,9 @@ def test_browser_render_runs_scripts_follows_their_links_and_keeps_the_address_r
 # says it is collapsed but goes to a page (not clicked: it would leave), a menu toggle
 # hidden at this width (not clicked: it would hide the sidebar) and a theme picker (not
 # clicked: as Headless UI's does, it hides the rest of the page while its choices are open).
+# The last category is drawn as Vocs draws one: shut by a class on its section, headed by a
+# `role=button` with no `aria-expanded` that holds a chevron button of its own (a click on
+# both would shut it again).
 KB = b"""<html><head><title>Knowledge base</title></head><body>
 <nav class="sidebar">
   <button class="menu" style="display: none" aria-expanded="false">Menu</button>
@@ -111,8 +114,15 @@ KB = b"""<html><head><title>Knowledge base</title></head><body>
   <a href="/kb/elsewhere" aria-expanded="false">Elsewhere</a>
   <div><button aria-expanded="false" data-group="setup">Setup</button></div>
   <div><a href="#" role="button" aria-expanded="false" data-group="ops">Operations</a></div>
+  <section class="level levelCollapsed"><div role="button" tabindex="0" class="head">Help
+    <div role="button" tabindex="0" aria-label="toggle section">&gt;</div></div></section>
 </nav><main><h1>Knowledge base</h1><p>Start with the setup pages.</p></main>
 <script>
+document.querySelector('.head').addEventListener('click', (e) => {
+  const section = e.currentTarget.parentElement;
+  if (section.classList.toggle('levelCollapsed')) section.lastElementChild.remove();
+  else section.insertAdjacentHTML('beforeend', '<div><a href="/kb/faq">FAQ</a></div>');
+});
 const groups = {
   setup: '<a href="/kb/install">Install</a><a href="/kb/upgrade">Upgrade</a>',
   ops: '<a href="/kb/backups">Backups</a>'
@@ -135,7 +145,7 @@ document.addEventListener('click', (e) => {
   }
 });
 </script></body></html>"""
-KB_PAGES = ("install", "upgrade", "backups", "restore")
+KB_PAGES = ("install", "upgrade", "backups", "restore", "faq")
 
 
 @needs_chromium
