@@ -300,6 +300,9 @@ class Explorer:
         # Navigation groups a click opened (by selector), opened again on coming back to the
         # page should it draw them shut (Material for MkDocs: each page a document of its own).
         self._unfolded: list[str] = []
+        # ... and by key: such a group's label may come back under a new selector once its
+        # links are drawn beside it (Vocs), and a click on it then would only fold it.
+        self._unfolded_keys: set[tuple[str, str, str, str]] = set()
         # The dropdown just opened, and the choices each dropdown has shown (its label when
         # opened, the options picked): opened again, it offers only the others.
         self._picker: Candidate | None = None
@@ -391,6 +394,8 @@ class Explorer:
             if self._shared is not None and not _own_in_route(c, self._shared):
                 continue
             if c.pattern == "nav_link" and self._nav_links_load:
+                continue
+            if c.nav and c.key in self._unfolded_keys:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
             many = self.options.items_per_list
@@ -572,6 +577,7 @@ class Explorer:
             if choice.nav and effect in ("revealed", "replaced"):
                 # A navigation group opened (its arrow's class flipped, VuePress: "replaced").
                 self._unfolded.append(choice.selector)
+                self._unfolded_keys.add(choice.key)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:

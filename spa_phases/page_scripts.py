@@ -3,6 +3,8 @@
 
 import json
 
+from crawl.browser import COLLAPSED_CLASS
+
 # Installed before any page script: the time of the last DOM mutation, for "DOM quiet".
 WATCH_MUTATIONS = """
 (() => {
@@ -400,10 +402,14 @@ SCAN = (
     const text = el.textContent.trim();
     return text.length > 0 && text.length <= 200 && !el.closest(query) && !el.querySelector(any);
   };
+  // Inside a button a control is part of it (ARIA: a button's children are presentational):
+  // the chevron Vocs draws as a button of its own in a sidebar section's header toggles that
+  // section again.
+  const inButton = (el) => !!el.parentElement && !!el.parentElement.closest('button, [role=button]');
   for (const el of deepAll('*')) {
     if (el.matches(any)) {
       order.set(el, order.size);
-      if (focusGroup(el)) continue;
+      if (focusGroup(el) || inButton(el)) continue;
       if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
       else all.push(el);
     } else if (el.parentElement && el !== document.body && pointer(el)) {
@@ -743,8 +749,9 @@ CHANGED_BESIDE = (
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
 # Whether a navigation group opened earlier is shut again (back at the page after a route, its
-# sections drawn closed anew): the item it heads holds links, none of them shown. The selector
-# may step into shadow roots, as CHANGED_BESIDE's.
+# sections drawn closed anew): the item it heads holds links, none of them shown, or the group
+# it heads says by its class that it is collapsed (Vocs draws a shut section's links not at
+# all). The selector may step into shadow roots, as CHANGED_BESIDE's.
 SHUT_AGAIN = (
     "(selector) => {"
     + _COMMON
@@ -752,8 +759,10 @@ SHUT_AGAIN = (
   const el = elementAt(selector);
   const item = el && el.closest('li');
   const links = item ? Array.from(item.querySelectorAll('a[href]')) : [];
-  return links.length > 0 && !links.some(visible);
-}"""
+  const group = el && el.parentElement;
+  return (links.length > 0 && !links.some(visible))
+    || (!!group && COLLAPSED.test(group.getAttribute('class') || ''));
+}""".replace("COLLAPSED", COLLAPSED_CLASS)
 )
 
 # The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is

@@ -909,13 +909,15 @@ render();
 )
 
 
-def every_section_s_pages_reached(client: TestClient, site: Site) -> None:
+def every_section_s_pages_reached(
+    client: TestClient, site: Site, sections: dict[str, tuple[str, ...]] = SECTIONS
+) -> None:
     """A capture of /ledger visits every page of every section."""
     job = capture(client, site.url("/ledger"), maxActions=20)
     assert job["status"] == "completed", job
     understanding = model(client, site)["understanding"]
     visited = {route.rsplit("#", 1)[1] for route in understanding["routes"]}
-    assert visited == {f"/{slug}" for slugs in SECTIONS.values() for slug in slugs}, visited
+    assert visited == {f"/{slug}" for slugs in sections.values() for slug in slugs}, visited
 
 
 def test_links_in_a_section_collapsed_by_visibility_are_reached_by_opening_it(
@@ -977,3 +979,70 @@ def test_a_section_shut_again_is_opened_again_wherever_and_however_it_opens(
     (VuePress's arrow), which reads as "replaced" rather than "revealed"."""
     site.pages["/ledger"] = page
     every_section_s_pages_reached(make_client(), site)
+
+
+# A sidebar drawn as Vocs draws it: each section shut by a class, headed by a `role=button`
+# with no `aria-expanded`, its links drawn only while it is open and kept open from page to
+# page. Open, a section holds two `div`s, so its header's positional selector changes.
+SHUT_BY_CLASS = {**SECTIONS, "Operations": ("restore", "monitor")}
+RENDERED_ON_OPEN = Page(
+    (
+        """<html><head><title>Ledger docs</title></head><body><aside><nav><div>"""
+        + "".join(
+            f'<section class="level levelCollapsed" data-slugs="{" ".join(slugs)}">'
+            f'<div role="button" tabindex="0"><div>{name}</div>'
+            '<div role="button" tabindex="0" aria-label="toggle section">&gt;</div></div>'
+            "</section>"
+            for name, slugs in SHUT_BY_CLASS.items()
+        )
+        + """</div></nav></aside><main></main><script>
+document.querySelectorAll('section > div').forEach((head) => head.addEventListener('click', () => {
+  const section = head.parentElement;
+  if (section.classList.toggle('levelCollapsed')) section.querySelector('.items').remove();
+  else section.insertAdjacentHTML('beforeend', '<div class="items">' + section.dataset.slugs
+    .split(' ').map((slug) => `<a href="#/${slug}">${slug}</a>`).join('') + '</div>');
+}));
+const render = () => {
+  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
+  document.querySelector('main').innerHTML =
+    `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
+};
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+# The same, each page drawing every section shut anew (its links gone with it).
+RENDERED_SHUT_ANEW = Page(
+    RENDERED_ON_OPEN.body.replace(
+        b"window.addEventListener('hashchange', render);",
+        b"""window.addEventListener('hashchange', () => document.querySelectorAll('section')
+  .forEach((section) => {
+    section.classList.add('levelCollapsed');
+    section.querySelector('.items')?.remove();
+  }));
+window.addEventListener('hashchange', render);""",
+    )
+)
+
+
+@pytest.mark.parametrize(
+    "page", [RENDERED_ON_OPEN, RENDERED_SHUT_ANEW], ids=["kept-open", "drawn-shut-anew"]
+)
+def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
+    page: Page, make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Vocs: once a section is open its header comes back under another selector, and was
+    clicked again as a new control. That shut the section, the page went back to a state it
+    had been in, and the third time the explorer stopped: the last section was never
+    opened. A navigation group the explorer opened is known by its label and container, and
+    opened again when its class says it was drawn shut (its links are then not drawn at all,
+    so none can be seen hidden). The chevron inside a header is part of it, not a control
+    that shuts the section once more."""
+    site.pages["/ledger"] = page
+    client = make_client()
+    every_section_s_pages_reached(client, site, SHUT_BY_CLASS)
+    clicked = [step["label"] for step in model(client, site)["steps"]]
+    assert len(clicked) == len(set(clicked)), clicked  # no section shut by a second click
