@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Twelve more apps, not run by default, check that what was tuned on the six holds on apps lore
+Thirteen more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -28,13 +28,13 @@ linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
 sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
-place) and a VuePress 2 build (history-routed, Vue); the builds group the pages in sidebar
-categories collapsed until clicked.
+place), a VuePress 2 build (history-routed, Vue) and a Vocs build (history-routed, React,
+clean URLs); the builds group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra,mkdocs,vuepress]
+                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -102,6 +102,10 @@ PACKAGES = {
     # sidebar's groups collapsible; the default theme wants the registry's vuepress rc.30).
     "vuepress": "vuepress@2.0.0-rc.30 @vuepress/bundler-vite@2.0.0-rc.30 "
     "@vuepress/theme-default@2.0.0-rc.132 sass@1.101.0 vue@3.5.45",
+    # Vocs, a React documentation generator on Vite (React Router, clean URLs, collapsible
+    # sidebar groups). 1.0.13: later versions need Node 22 (this machine's Debian has 20);
+    # its code highlighter needs TypeScript beside it.
+    "vocs": "vocs@1.0.13 react@19.2.0 react-dom@19.2.0 typescript@5.9.3",
 }
 API_APPS = (
     "swagger-ui",
@@ -124,6 +128,7 @@ DOC_APPS = (
     "nextra",
     "mkdocs",
     "vuepress",
+    "vocs",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -141,9 +146,19 @@ HOLDOUT = (
     "nextra",
     "mkdocs",
     "vuepress",
+    "vocs",
 )
 # Site generators, built with their own modules (an API reference: one site a spec).
-BUILT = ("docusaurus", "rspress", "vitepress-openapi", "zudoku", "nextra", "mkdocs", "vuepress")
+BUILT = (
+    "docusaurus",
+    "rspress",
+    "vitepress-openapi",
+    "zudoku",
+    "nextra",
+    "mkdocs",
+    "vuepress",
+    "vocs",
+)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
 START = {"zudoku": "api"}
 
@@ -848,6 +863,50 @@ def vuepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/vuepress/"
 
 
+# Vocs's configuration, its sidebar given in JSON.
+VOCS = """import { defineConfig } from 'vocs'
+export default defineConfig({ basePath: '/sites/vocs', title: 'Docs', sidebar: SIDEBAR })
+"""
+
+
+# A Markdown link to a path (`./x`, `../x`, `/x`, `//host/x`): Vocs fails its build on any
+# that names no page of the site, as a README's links into its repository do.
+_PATH_LINK = re.compile(r"(\]\(\s*|^\s*\[[^\]]+\]:\s*)\.*/[^)\s]*", re.MULTILINE)
+
+
+def vocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A Vocs build of the pages (`/sites/vocs/part-<n>/<slug>`, clean URLs), the sidebar's
+    groups of five collapsed until clicked; links to paths that are no page of it (a README's
+    into its repository) point to `#TODO`, as Vocs asks. Vocs writes each page as
+    `<slug>/index.html`, which the static server would redirect to `<slug>/`; its links name
+    `<slug>`, and hosts that serve clean URLs answer it from `<slug>.html`, as the page is
+    moved here."""
+    modules = npm(PACKAGES["vocs"], CACHE.parent / "spa-vocs")
+    project = work / "vocs"
+    docs = project / "docs" / "pages"
+    docs.mkdir(parents=True)
+    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
+    (project / "node_modules").symlink_to(modules)
+    sidebar = [
+        {
+            "text": f"Part {part}",
+            "collapsed": True,
+            "items": [{"text": page["title"], "link": f"/{path}"} for path, page in entries],
+        }
+        for part, entries in _write_grouped(docs, pages).items()
+    ]
+    for page in docs.rglob("*.md"):  # links into the READMEs' repositories go nowhere here
+        page.write_text(_PATH_LINK.sub(r"\1#TODO", page.read_text()))
+    (project / "vocs.config.js").write_text(VOCS.replace("SIDEBAR", json.dumps(sidebar)))
+    build("vocs", [str(modules / "vocs" / "_lib" / "cli" / "index.js"), "build"], project)
+    built = project / "docs" / "dist"
+    for page in built.glob("part-*/*/index.html"):
+        page.rename(page.parent.with_suffix(".html"))
+        page.parent.rmdir()
+    shutil.copytree(built, root / "sites" / "vocs")
+    return "/sites/vocs/"
+
+
 def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
     """A vitepress-openapi build of each spec, at `/sites/vitepress-openapi/<spec stem>/`."""
     modules = npm(PACKAGES["vitepress-openapi"], CACHE.parent / "spa-vitepress-openapi")
@@ -906,7 +965,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "mkdocs": "/", "nextra": ""}.get(app, ".html")
+        suffix = {"docusaurus": "/", "mkdocs": "/", "nextra": "", "vocs": ""}.get(app, ".html")
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix}")
             for n, p in enumerate(pages[1:], 1)
@@ -975,7 +1034,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs and vuepress: "
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress and "
+        "vocs: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -1019,6 +1079,8 @@ def main() -> None:
             homes["mkdocs"] = mkdocs_site(root, base, pages)
         if "vuepress" in apps:
             homes["vuepress"] = vuepress_site(root, work, pages)
+        if "vocs" in apps:
+            homes["vocs"] = vocs_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
