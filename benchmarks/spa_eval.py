@@ -133,21 +133,6 @@ DOC_APPS = (
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-HOLDOUT = (
-    "redoc",
-    "openapi-explorer",
-    "docsify",
-    "spec-renderer",
-    "openapi-ui",
-    "docusaurus",
-    "rspress",
-    "vitepress-openapi",
-    "zudoku",
-    "nextra",
-    "mkdocs",
-    "vuepress",
-    "vocs",
-)
 # Site generators, built with their own modules (an API reference: one site a spec).
 BUILT = (
     "docusaurus",
@@ -159,6 +144,7 @@ BUILT = (
     "vuepress",
     "vocs",
 )
+HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
 START = {"zudoku": "api"}
 

@@ -879,6 +879,11 @@ def test_what_a_disclosure_opens_stays_the_page_s_when_a_scroll_spy_changes_the_
 
 
 SECTIONS = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "api")}
+# What each Ledger page draws in its `main`, from its route.
+LEDGER_PAGE = """  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
+  document.querySelector('main').innerHTML =
+    `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
+"""
 COLLAPSED = Page(
     (
         """<html><head><title>Ledger docs</title><style>
@@ -898,10 +903,9 @@ label { cursor: pointer; }
 const render = () => {
   // Each page drawn anew, its sections shut, as Material's pages are documents of their own.
   document.querySelectorAll('.toggle').forEach((toggle) => { toggle.checked = false; });
-  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
-  document.querySelector('main').innerHTML =
-    `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
-};
+"""
+        + LEDGER_PAGE
+        + """};
 window.addEventListener('hashchange', render);
 render();
 </script></body></html>"""
@@ -1003,10 +1007,9 @@ document.querySelectorAll('section > div').forEach((head) => head.addEventListen
     .split(' ').map((slug) => `<a href="#/${slug}">${slug}</a>`).join('') + '</div>');
 }));
 const render = () => {
-  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
-  document.querySelector('main').innerHTML =
-    `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
-};
+"""
+        + LEDGER_PAGE
+        + """};
 window.addEventListener('hashchange', render);
 render();
 </script></body></html>"""
