@@ -297,12 +297,11 @@ class Explorer:
         self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
-        # Navigation groups a click opened (by selector), opened again on coming back to the
-        # page should it draw them shut (Material for MkDocs: each page a document of its own).
-        self._unfolded: list[str] = []
-        # ... and by key: such a group's label may come back under a new selector once its
-        # links are drawn beside it (Vocs), and a click on it then would only fold it.
-        self._unfolded_keys: set[tuple[str, str, str, str]] = set()
+        # Navigation groups a click opened: the selector each was opened under, by key. Opened
+        # again there on coming back to the page should it draw them shut (Material for MkDocs:
+        # each page a document of its own); not clicked while open, whatever selector the
+        # label comes back under once its links are drawn beside it (Vocs): that only folds it.
+        self._unfolded: dict[tuple[str, str, str, str], str] = {}
         # The dropdown just opened, and the choices each dropdown has shown (its label when
         # opened, the options picked): opened again, it offers only the others.
         self._picker: Candidate | None = None
@@ -395,7 +394,7 @@ class Explorer:
                 continue
             if c.pattern == "nav_link" and self._nav_links_load:
                 continue
-            if c.nav and c.key in self._unfolded_keys:
+            if c.nav and c.key in self._unfolded:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
             many = self.options.items_per_list
@@ -576,8 +575,7 @@ class Explorer:
         elif effect != "no_change":
             if choice.nav and effect in ("revealed", "replaced"):
                 # A navigation group opened (its arrow's class flipped, VuePress: "replaced").
-                self._unfolded.append(choice.selector)
-                self._unfolded_keys.add(choice.key)
+                self._unfolded.setdefault(choice.key, choice.selector)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:
@@ -704,7 +702,7 @@ class Explorer:
         if _route(self.page.url) != _route(url):
             await self.page.goto(url, wait_until="load", timeout=20_000)
         await self.settle()
-        for selector in self._unfolded:
+        for selector in self._unfolded.values():
             with contextlib.suppress(Exception):  # gone from the page: nothing to open
                 if await self.page.evaluate(SHUT_AGAIN, selector):
                     await self._click(selector)

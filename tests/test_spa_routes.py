@@ -879,11 +879,25 @@ def test_what_a_disclosure_opens_stays_the_page_s_when_a_scroll_spy_changes_the_
 
 
 SECTIONS = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "api")}
-# What each Ledger page draws in its `main`, from its route.
-LEDGER_PAGE = """  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
+
+
+def ledger_router(before: str = "") -> str:
+    """The end of a Ledger page: a script that draws each route's page in `main` (after
+    `before`, run on every route too) as its address changes."""
+    return (
+        """const render = () => {
+"""
+        + before
+        + """  const slug = location.hash.replace(/^#\\/?/, '') || 'home';
   document.querySelector('main').innerHTML =
     `<h1>${slug}</h1><p>The ${slug} page of Ledger says how ledgers handle ${slug}.</p>`;
-"""
+};
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    )
+
+
 COLLAPSED = Page(
     (
         """<html><head><title>Ledger docs</title><style>
@@ -900,15 +914,12 @@ label { cursor: pointer; }
             for n, (name, slugs) in enumerate(SECTIONS.items())
         )
         + """</ul></nav><main></main><script>
-const render = () => {
-  // Each page drawn anew, its sections shut, as Material's pages are documents of their own.
-  document.querySelectorAll('.toggle').forEach((toggle) => { toggle.checked = false; });
 """
-        + LEDGER_PAGE
-        + """};
-window.addEventListener('hashchange', render);
-render();
-</script></body></html>"""
+        # Each page drawn anew, its sections shut, as Material's pages are documents of their own.
+        + ledger_router(
+            "  document.querySelectorAll('.toggle')"
+            ".forEach((toggle) => { toggle.checked = false; });\n"
+        )
     ).encode()
 )
 
@@ -1006,13 +1017,8 @@ document.querySelectorAll('section > div').forEach((head) => head.addEventListen
   else section.insertAdjacentHTML('beforeend', '<div class="items">' + section.dataset.slugs
     .split(' ').map((slug) => `<a href="#/${slug}">${slug}</a>`).join('') + '</div>');
 }));
-const render = () => {
 """
-        + LEDGER_PAGE
-        + """};
-window.addEventListener('hashchange', render);
-render();
-</script></body></html>"""
+        + ledger_router()
     ).encode()
 )
 
