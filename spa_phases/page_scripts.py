@@ -145,11 +145,14 @@ const rectOf = (el) => {
 // `window.scrollX` brings the layout up to date first (9 ms for the controls of a long listing).
 let scrolled_ = null;
 const scrolled = () => scrolled_ || (scrolled_ = {x: window.scrollX, y: window.scrollY});
-// Visible to a person who scrolls: laid out, not hidden, inside the document (above the
-// viewport counts: a click scrolls it into view), not pushed off the page.
+// Visible to a person who scrolls: laid out, drawn, not hidden, inside the document (above
+// the viewport counts: a click scrolls it into view), not pushed off the page.
 const visible = (el) => {
   const r = rectOf(el);
   if (!(r.width > 1 && r.height > 1 && r.right + scrolled().x > 0 && r.bottom + scrolled().y > 0)) return false;
+  // Inside a shut `details`: Chromium skips drawing its contents but lays them out when
+  // asked, so they have a size all the same (Starlight's and Sphinx's sidebar groups).
+  if (el.checkVisibility && !el.checkVisibility()) return false;
   const style = getComputedStyle(el);
   // `collapse` hides as `hidden` does outside tables (Material for MkDocs' closed sections).
   return style.visibility === 'visible' && parseFloat(style.opacity) !== 0;

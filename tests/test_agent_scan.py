@@ -240,18 +240,22 @@ def test_fetching_attributes_are_renamed_without_changing_what_the_scan_reads(
 
 def test_scan_reads_what_real_pages_throw_at_it(make_client: Callable[..., TestClient]) -> None:
     """A consent class on <html> itself, a select with an empty option, a disabled control,
-    what the agent's browser marked hidden (its stylesheets do not come along), text only."""
+    what the agent's browser marked hidden (its stylesheets do not come along), a link in a
+    shut `details` (Chromium lays it out when asked, but draws nothing of it), text only."""
     client = make_client()
     page = """<html class="cookie-consent show--consent"><body>
 <label>Sort by <select name="sort"><option></option><option>Price</option><option>Rating</option>
 </select></label><button disabled>Next</button><a href="/help">Help</a>
 <div role="dialog" aria-label="Newsletter" data-lore-hidden><button>Close</button></div>
+<details><summary>Guides</summary><a href="/install">Install</a></details>
 </body></html>"""
     found = scan(client, dom=page)
     by_label = {e["label"]: e for e in found["elements"]}
     assert by_label["Sort by"]["options"] == ["", "Price", "Rating"]
     assert by_label["Next"]["disabled"] and by_label["Next"]["visible"]
     assert not by_label["Close"]["visible"]  # inside what the agent's browser hid
+    install = next(e for e in found["elements"] if e["href"].endswith("/install"))
+    assert by_label["Guides"]["visible"] and not install["visible"]
     assert "modal" not in {p["type"] for p in found["patterns"]}
     assert all(s["name"] != "close_dialog" for s in found["suggestions"])
     text = "<html><body><h1>Opening hours</h1><p>We open at nine.</p></body></html>"
