@@ -44,7 +44,9 @@ class CaptureReport:
     steps: list[Step] = field(default_factory=list)
     breakers: list[str] = field(default_factory=list)
     stopped_by: str = ""
-    routes: list[str] = field(default_factory=list)  # client-side routes stored as pages
+    routes: list[str] = field(
+        default_factory=list
+    )  # pages its clicks reached, stored under their URLs
     understanding: PageUnderstanding | None = None
     recipe: RecipeReport | None = None
     seconds: float = 0.0

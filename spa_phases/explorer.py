@@ -21,12 +21,13 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
-from urllib.parse import urldefrag
+from urllib.parse import urldefrag, urlsplit
 
 from crawl import canonicalize
 from spa_phases.page_scripts import (
     CHANGED_BESIDE,
     CHANGED_REGION,
+    DOCUMENT_STATUS,
     MARK_HIDDEN,
     QUIET_FOR_MS,
     RESET_CHANGES,
@@ -192,7 +193,9 @@ class PageUnderstanding:
     behaviours: list[Behaviour] = field(default_factory=list)
     bindings: dict[str, str] = field(default_factory=dict)  # list-detail pages
     recipe: list[dict[str, Any]] = field(default_factory=list)
-    routes: list[str] = field(default_factory=list)  # client-side routes stored as pages
+    routes: list[str] = field(
+        default_factory=list
+    )  # pages reached by clicks, stored under their URLs
     # The page's patterns as `POST /agent/scan` reads them (the same scanner and rules).
     patterns: list[dict[str, Any]] = field(default_factory=list)
 
@@ -292,9 +295,11 @@ class Explorer:
         self._tried: set[tuple[str, str]] = set()
         self._keys: Counter[tuple[str, str, str, str]] = Counter()
         self._blocked: set[tuple[str, str, str, str]] = set()
-        self.routes: list[str] = []  # client-side routes reached and stored
+        # Pages reached and stored under their own URLs: client-side routes, and the documents
+        # a multi-page site's navigation links load (`_loaded`, shared with inner explorers).
+        self.routes: list[str] = []
         self._routes_seen: set[str] = set()
-        self._nav_links_load = False  # a navigation link loaded a new document: not an SPA
+        self._loaded: set[str] = set()
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
         # Navigation groups a click opened: the selector each was opened under, by key. Opened
@@ -392,8 +397,6 @@ class Explorer:
                 continue
             if self._shared is not None and not _own_in_route(c, self._shared):
                 continue
-            if c.pattern == "nav_link" and self._nav_links_load:
-                continue
             if c.nav and c.key in self._unfolded:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
@@ -439,7 +442,7 @@ class Explorer:
                     continue
                 self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
                 break
-            step, state, spied = await self._act(choice, state, url)
+            step, state, back = await self._act(choice, state, url)
             self.steps.append(step)
             if step.effect in ("no_change", "failed"):
                 no_change += 1
@@ -448,10 +451,10 @@ class Explorer:
                     break
                 continue
             no_change = 0
-            if step.effect == "routed" or step.pattern == "option" or spied:
-                # Another page was stored and the explorer went back (or what a disclosure
-                # showed, back to the page's address), or a dropdown closed on the choice
-                # picked in it: not a cycle.
+            if step.effect == "routed" or step.pattern == "option" or back:
+                # Another page was stored (or loaded) and the explorer went back, or it went
+                # back to the page's address after what a disclosure showed, or a dropdown
+                # closed on the choice picked in it: not a cycle.
                 continue
             # Back in a state the page was in before, after changing: a cycle.
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
@@ -488,8 +491,8 @@ class Explorer:
         self, choice: Candidate, before: dict[str, Any], url: str
     ) -> tuple[Step, dict[str, Any], bool]:
         """Do `choice`: its step, the state after it, and whether the explorer went back to
-        the page's address after a disclosure changed it (the state it returned to is no
-        cycle)."""
+        the page's address after a disclosure changed it or a link loaded another document
+        (the state it returned to is no cycle)."""
         self._tried.add((choice.selector, choice.label))
         self._keys[choice.key] += 1
         if self._keys[choice.key] >= self.options.max_repeats:
@@ -554,22 +557,16 @@ class Explorer:
         region: str | None = None
         stored = superseded = 0
         if effect == "navigated":
-            self._nav_links_load |= choice.pattern == "nav_link"
+            if choice.pattern == "nav_link" and await self._page_of_site(url):
+                # A multi-page site: the page its navigation loaded is a page of its own,
+                # stored under its URL as a client-side route's view is, with only what it
+                # adds to the page it was reached from (not the navigation they share).
+                self._loaded.add(_route(after["url"]))
+                stored, superseded = await self._store_route(before, after, shown)
             await self._back(url)
             after = await self._state()
         elif effect == "routed":
-            route = _route(after["url"])
-            if not _new_text(before["signatures"], after["signatures"]):
-                # The address changed and the view shows nothing new: a link to a heading
-                # written as a route (docsify's `#/?id=usage`), not a page of its own.
-                self._routes_seen.add(route)
-            elif route not in self._routes_seen:
-                self._routes_seen.add(route)
-                stored, superseded = await self.snapshot(None, route=route, before=shown)
-                if stored:
-                    self.routes.append(route)
-                    if self._shared is None and await self._own_controls():
-                        self._route_views.append(after["url"])
+            stored, superseded = await self._store_route(before, after, shown)
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
@@ -605,7 +602,39 @@ class Explorer:
         log.info(
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
         )
-        return step, after, spied
+        return step, after, spied or effect == "navigated"
+
+    async def _store_route(
+        self, before: dict[str, Any], after: dict[str, Any], shown: str
+    ) -> tuple[int, int]:
+        """Store the view on screen, reached from `before` (whose DOM was `shown`), under its
+        own URL, once: (chunks stored, superseded)."""
+        route = _route(after["url"])
+        if not _new_text(before["signatures"], after["signatures"]):
+            # The address changed and the view shows nothing new: a link to a heading
+            # written as a route (docsify's `#/?id=usage`), not a page of its own.
+            self._routes_seen.add(route)
+            return 0, 0
+        if route in self._routes_seen:
+            return 0, 0
+        self._routes_seen.add(route)
+        stored, superseded = await self.snapshot(None, route=route, before=shown)
+        if stored:
+            self.routes.append(route)
+            if self._shared is None and await self._own_controls():
+                self._route_views.append(after["url"])
+        return stored, superseded
+
+    async def _page_of_site(self, url: str) -> bool:
+        """Whether the document on screen is a page of `url`'s site: the same origin, and
+        answered with success (not an error page, nor the browser's own when it failed)."""
+        if urlsplit(self.page.url)[:2] != urlsplit(url)[:2]:
+            return False
+        try:
+            status = int(await self.page.evaluate(DOCUMENT_STATUS))
+        except Exception:  # the document went away again
+            return False
+        return status == 0 or 200 <= status < 400  # 0: the browser does not say
 
     def _shown(self, picker: Candidate) -> set[str]:
         # By its container: its own selector is positional and shifts as its listbox comes
@@ -674,6 +703,7 @@ class Explorer:
         )
         inner._shared = shared
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all
+        inner._loaded = self._loaded
         try:
             await inner.run(url)
         finally:
@@ -743,7 +773,10 @@ class Explorer:
             keys.insert(1, KeyElement("details_panel", bindings["DETAILS_PANEL"]))
         return PageUnderstanding(
             url=url,
-            page_type="routed_app" if self.routes else _page_type(summary, bindings),
+            # Pages its navigation loads make no routed app: each is a document of its own.
+            page_type="routed_app"
+            if set(self.routes) - self._loaded
+            else _page_type(summary, bindings),
             summary=summary,
             key_elements=keys,
             behaviours=list(behaviours.values()),

@@ -34,6 +34,8 @@ WATCH_MUTATIONS = """
 """
 
 QUIET_FOR_MS = "() => performance.now() - (window.__loreLastMutation || 0)"
+# The HTTP status the document on screen was answered with (0 where the browser does not say).
+DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
 
 # Names that make an element navigation by its class or id (a sidebar, table of contents or
 # menu), as whole words of it, camelCase words split first: `VPSidebar`, `toc-wrapper`,

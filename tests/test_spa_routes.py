@@ -1055,3 +1055,56 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
     every_section_s_pages_reached(client, site, SHUT_BY_CLASS)
     clicked = [step["label"] for step in model(client, site)["steps"]]
     assert len(clicked) == len(set(clicked)), clicked  # no section shut by a second click
+
+
+# A multi-page documentation site (Starlight, Sphinx, Hugo): every page a document of its own
+# with the same header and sidebar, its sections `details` shut but for the current page's.
+HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "missing")}
+
+
+def harbor_page(slug: str) -> Page:
+    sections = "".join(
+        f"<li><details{' open' if slug in slugs else ''}><summary>{name}</summary><ul>"
+        + "".join(f'<li><a href="/harbor/{s}">{s.title()}</a></li>' for s in slugs)
+        + "</ul></details></li>"
+        for name, slugs in HARBOR.items()
+    )
+    return Page(
+        f"""<html><head><title>Harbor: {slug}</title></head><body>
+<header><p>Harbor 4 ships with a new berth scheduler, announced on every page.</p></header>
+<nav class="sidebar" aria-label="Main"><ul><li><a href="/harbor/">Home</a></li>{sections}</ul>
+</nav><main><h1>{slug.title()}</h1>
+<p>The {slug} page of Harbor explains how moorings handle {slug}.</p>
+<p>See also <a href="/harbor/elsewhere">a page linked from the text</a>.</p></main>
+</body></html>""".encode()
+    )
+
+
+def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Starlight: a sidebar link loads a new document. The explorer went back after the first
+    and clicked no other navigation link, so a capture of the home page held the home page
+    alone (1 of 16 pages). Each page its navigation loads is stored under its own URL as a
+    route's view is, without the header and sidebar it shares with the page it came from; a
+    link that answers with an error, and links in the text, are not pages of it."""
+    site.pages["/harbor/"] = harbor_page("home")
+    for slugs in HARBOR.values():
+        for slug in slugs:
+            if slug != "missing":  # answered 404
+                site.pages[f"/harbor/{slug}"] = harbor_page(slug)
+    client = make_client()
+    job = capture(client, site.url("/harbor/"), maxActions=20)
+    assert job["status"] == "completed", job
+    pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
+    understanding = model(client, site)["understanding"]
+    steps = [(step["label"], step["effect"]) for step in model(client, site)["steps"]]
+    assert sorted(understanding["routes"]) == sorted(site.url(f"/harbor/{s}") for s in pages), steps
+    assert understanding["pageType"] != "routed_app"  # no client-side router
+    for slug in pages:
+        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}"), ""))
+        assert f"how moorings handle {slug}." in own, (slug, own)
+        assert "berth scheduler" not in own  # the header the home page holds already
+    assert resolve(client, site.url("/harbor/missing"), "") == []
+    assert "/harbor/missing" in site.requests  # clicked, and its 404 page not stored
+    assert "/harbor/elsewhere" not in site.requests  # the crawler follows links in text
