@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirteen more apps, not run by default, check that what was tuned on the six holds on apps lore
+Fourteen more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -28,13 +28,14 @@ linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
 sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
-place), a VuePress 2 build (history-routed, Vue) and a Vocs build (history-routed, React,
-clean URLs); the builds group the pages in sidebar categories collapsed until clicked.
+place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, React,
+clean URLs) and a Starlight build (Astro: no client router, every page a document of its
+own); the builds group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs]
+                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -106,6 +107,10 @@ PACKAGES = {
     # sidebar groups). 1.0.13: later versions need Node 22 (this machine's Debian has 20);
     # its code highlighter needs TypeScript beside it.
     "vocs": "vocs@1.0.13 react@19.2.0 react-dom@19.2.0 typescript@5.9.3",
+    # Starlight, Astro's documentation theme: a multi-page site (no client router), the
+    # sidebar's groups `<details>` shut until opened. 0.37: later versions need Astro 6, which
+    # needs Node 22.
+    "starlight": "@astrojs/starlight@0.37.7 astro@5.18.2",
 }
 API_APPS = (
     "swagger-ui",
@@ -129,6 +134,7 @@ DOC_APPS = (
     "mkdocs",
     "vuepress",
     "vocs",
+    "starlight",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -143,6 +149,7 @@ BUILT = (
     "mkdocs",
     "vuepress",
     "vocs",
+    "starlight",
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
@@ -893,6 +900,47 @@ def vocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/vocs/"
 
 
+# Starlight's site: Astro's configuration (its sidebar's groups made from the part folders)
+# and the content collection Starlight reads the pages from.
+STARLIGHT = """import { defineConfig } from 'astro/config'
+import starlight from '@astrojs/starlight'
+export default defineConfig({ base: '/sites/starlight', integrations: [starlight({ title: 'Docs',
+  pagefind: false, sidebar: SIDEBAR })] })
+"""
+STARLIGHT_CONTENT = """import { defineCollection } from 'astro:content'
+import { docsLoader } from '@astrojs/starlight/loaders'
+import { docsSchema } from '@astrojs/starlight/schema'
+export const collections = {
+  docs: defineCollection({ loader: docsLoader(), schema: docsSchema() }) }
+"""
+
+
+def starlight_site(root: Path, pages: list[dict[str, str]]) -> str:
+    """A Starlight build of the pages (`/sites/starlight/part-<n>/<slug>/`), a page of HTML
+    each; the sidebar's groups of five shut until opened. Built in a folder beside its
+    modules: Astro fails on modules reached through a link from outside the project."""
+    modules = npm(PACKAGES["starlight"], CACHE.parent / "spa-starlight")
+    project = modules.parent / "site"
+    shutil.rmtree(project, ignore_errors=True)
+    docs = project / "src" / "content" / "docs"
+    docs.mkdir(parents=True)
+    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
+    titled = [
+        {**page, "markdown": f"---\ntitle: {json.dumps(page['title'])}\n---\n{page['markdown']}"}
+        for page in pages
+    ]
+    sidebar = [
+        {"label": f"Part {part}", "collapsed": True, "autogenerate": {"directory": f"part-{part}"}}
+        for part in _write_grouped(docs, titled)
+    ]
+    (project / "src" / "content.config.ts").write_text(STARLIGHT_CONTENT)
+    (project / "astro.config.mjs").write_text(STARLIGHT.replace("SIDEBAR", json.dumps(sidebar)))
+    env = {"ASTRO_TELEMETRY_DISABLED": "1"}
+    build("starlight", [str(modules / "astro" / "astro.js"), "build"], project, env)
+    shutil.copytree(project / "dist", root / "sites" / "starlight")
+    return "/sites/starlight/"
+
+
 def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
     """A vitepress-openapi build of each spec, at `/sites/vitepress-openapi/<spec stem>/`."""
     modules = npm(PACKAGES["vitepress-openapi"], CACHE.parent / "spa-vitepress-openapi")
@@ -951,9 +999,9 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "mkdocs": "/", "nextra": "", "vocs": ""}.get(app, ".html")
+        suffix = {"docusaurus": "/", "mkdocs": "/", "starlight": "/", "nextra": "", "vocs": ""}
         return [canonicalize(base + home)] + [
-            canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix}")
+            canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix.get(app, '.html')}")
             for n, p in enumerate(pages[1:], 1)
         ]
     return [canonicalize(base + home)] + [
@@ -1020,8 +1068,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress and "
-        "vocs: "
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs "
+        "and starlight: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -1067,6 +1115,8 @@ def main() -> None:
             homes["vuepress"] = vuepress_site(root, work, pages)
         if "vocs" in apps:
             homes["vocs"] = vocs_site(root, work, pages)
+        if "starlight" in apps:
+            homes["starlight"] = starlight_site(root, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
