@@ -193,9 +193,9 @@ class PageUnderstanding:
     behaviours: list[Behaviour] = field(default_factory=list)
     bindings: dict[str, str] = field(default_factory=dict)  # list-detail pages
     recipe: list[dict[str, Any]] = field(default_factory=list)
-    routes: list[str] = field(
-        default_factory=list
-    )  # pages reached by clicks, stored under their URLs
+    # Pages reached by clicks and stored under their own URLs (client-side routes, a
+    # multi-page site's pages its navigation loads).
+    routes: list[str] = field(default_factory=list)
     # The page's patterns as `POST /agent/scan` reads them (the same scanner and rules).
     patterns: list[dict[str, Any]] = field(default_factory=list)
 
@@ -563,6 +563,8 @@ class Explorer:
                 # adds to the page it was reached from (not the navigation they share).
                 self._loaded.add(_route(after["url"]))
                 stored, superseded = await self._store_route(before, after, shown)
+            elif choice.pattern == "nav_link" and choice.url:
+                self._routes_seen.add(_route(choice.url))  # an error: not visited again
             await self._back(url)
             after = await self._state()
         elif effect == "routed":
