@@ -111,6 +111,9 @@ PACKAGES = {
     # sidebar's groups `<details>` shut until opened. 0.37: later versions need Astro 6, which
     # needs Node 22.
     "starlight": "@astrojs/starlight@0.37.7 astro@5.18.2",
+    # Sphinx with the Furo theme, from PyPI, the pages Markdown read by MyST: a multi-page
+    # site whose sidebar's sections open by a checkbox and are drawn shut on every other page.
+    "sphinx": "sphinx==9.0.4 furo==2025.12.19 myst-parser==5.2.0",
 }
 API_APPS = (
     "swagger-ui",
@@ -135,6 +138,7 @@ DOC_APPS = (
     "vuepress",
     "vocs",
     "starlight",
+    "sphinx",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -150,6 +154,7 @@ BUILT = (
     "vuepress",
     "vocs",
     "starlight",
+    "sphinx",
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
@@ -743,17 +748,24 @@ def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/nextra/"
 
 
+def pypi(app: str) -> Path:
+    """A virtual environment with the app's packages (installed from PyPI once, then cached):
+    its `bin` folder."""
+    venv = CACHE.parent / f"spa-{app}"
+    if not (venv / "bin" / ".installed").exists():
+        print(f"installing {PACKAGES[app]} from PyPI into {venv}")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "pip"), "install", "--quiet", *PACKAGES[app].split()]
+        subprocess.run(pip, check=True)
+        (venv / "bin" / ".installed").touch()
+    return venv / "bin"
+
+
 def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]]) -> str:
     """A Material for MkDocs build of the pages (`/sites/mkdocs/part-<n>/<slug>/`), with
     instant navigation, the sidebar's sections of five collapsed until clicked, no web fonts
     (they would come from Google)."""
-    venv = CACHE.parent / "spa-mkdocs"
-    mkdocs = venv / "bin" / "mkdocs"
-    if not mkdocs.exists():
-        print(f"installing {PACKAGES['mkdocs']} from PyPI into {venv}")
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        pip = [str(venv / "bin" / "pip"), "install", "--quiet", PACKAGES["mkdocs"]]
-        subprocess.run(pip, check=True)
+    mkdocs = pypi("mkdocs") / "mkdocs"
     project = root.parent / "mkdocs"
     docs = project / "docs"
     docs.mkdir(parents=True)
@@ -941,6 +953,30 @@ def starlight_site(root: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/starlight/"
 
 
+def sphinx_site(root: Path, pages: list[dict[str, str]]) -> str:
+    """A Sphinx build of the pages with the Furo theme (`/sites/sphinx/part-<n>/<slug>.html`),
+    each part a page of its own whose table of contents lists its five pages: the sidebar's
+    sections, shut but on their own pages."""
+    sphinx = pypi("sphinx") / "sphinx-build"
+    project = root.parent / "sphinx"
+    project.mkdir()
+    parts = _write_grouped(project, pages)
+    for part, entries in parts.items():
+        (project / f"part-{part}" / "index.md").write_text(
+            f"# Part {part}\n\n```{{toctree}}\n"
+            + "".join(f"{path.split('/', 1)[1]}\n" for path, _ in entries)
+            + "```\n"
+        )
+    with (project / "index.md").open("a") as home:
+        home.write("\n\n```{toctree}\n" + "".join(f"part-{p}/index\n" for p in parts) + "```\n")
+    (project / "conf.py").write_text(
+        "project = 'Docs'\nextensions = ['myst_parser']\nhtml_theme = 'furo'\n"
+    )
+    build("sphinx", ["-q", "-b", "html", ".", "_build"], project, program=str(sphinx))
+    shutil.copytree(project / "_build", root / "sites" / "sphinx")
+    return "/sites/sphinx/"
+
+
 def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
     """A vitepress-openapi build of each spec, at `/sites/vitepress-openapi/<spec stem>/`."""
     modules = npm(PACKAGES["vitepress-openapi"], CACHE.parent / "spa-vitepress-openapi")
@@ -1117,6 +1153,8 @@ def main() -> None:
             homes["vocs"] = vocs_site(root, work, pages)
         if "starlight" in apps:
             homes["starlight"] = starlight_site(root, pages)
+        if "sphinx" in apps:
+            homes["sphinx"] = sphinx_site(root, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
