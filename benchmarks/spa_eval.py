@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Fourteen more apps, not run by default, check that what was tuned on the six holds on apps lore
+Fifteen more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -29,13 +29,14 @@ whose address ends in a slash, asked for without it), an Rspress build (history-
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
 sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
 place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, React,
-clean URLs) and a Starlight build (Astro: no client router, every page a document of its
-own); the builds group the pages in sidebar categories collapsed until clicked.
+clean URLs), a Starlight build (Astro: no client router, every page a document of its
+own) and a Sphinx build (from PyPI, the Furo theme: a document per page too); the builds
+group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight]
+                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight,sphinx]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -1104,8 +1105,8 @@ def main() -> None:
         "--apps",
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
-        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs "
-        "and starlight: "
+        "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs, "
+        "starlight and sphinx: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
