@@ -44,9 +44,8 @@ class CaptureReport:
     steps: list[Step] = field(default_factory=list)
     breakers: list[str] = field(default_factory=list)
     stopped_by: str = ""
-    routes: list[str] = field(
-        default_factory=list
-    )  # pages its clicks reached, stored under their URLs
+    # Pages its clicks reached, stored under their own URLs (see PageUnderstanding.routes).
+    routes: list[str] = field(default_factory=list)
     understanding: PageUnderstanding | None = None
     recipe: RecipeReport | None = None
     seconds: float = 0.0

@@ -1097,8 +1097,9 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
     job = capture(client, site.url("/harbor/"), maxActions=20)
     assert job["status"] == "completed", job
     pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
-    understanding = model(client, site)["understanding"]
-    steps = [(step["label"], step["effect"]) for step in model(client, site)["steps"]]
+    learned = model(client, site)
+    understanding = learned["understanding"]
+    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
     assert sorted(understanding["routes"]) == sorted(site.url(f"/harbor/{s}") for s in pages), steps
     assert understanding["pageType"] != "routed_app"  # no client-side router
     for slug in pages:
