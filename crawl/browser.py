@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -44,6 +45,8 @@ FORWARDED_HEADERS = frozenset(
 DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 # Below this many characters of text outside scripts, a page with scripts is rendered by 'auto'.
 AUTO_MIN_TEXT = 200
+# What a redirected navigation a click started is answered with (see `Renderer._serve`).
+GO_ON = "<!doctype html><script>location.replace({})</script>"
 # A class that says a group is collapsed (a JavaScript regex): Docusaurus's categories
 # ("menu__list-item--collapsed"), Vocs's sidebar sections ("vocs_Sidebar_levelCollapsed",
 # headed by a `role=button` with no `aria-expanded`), "collapsed" alone.
@@ -165,6 +168,7 @@ class Renderer:
         self._browser: Any = None
         # Where a page's navigation was redirected to (see `_serve`), for `goto` to load.
         self._moved: dict[Page, str] = {}
+        self._going: set[Page] = set()  # pages in `goto`
 
     async def _started(self) -> Any:
         async with self._start_lock:
@@ -215,6 +219,7 @@ class Renderer:
                 yield page
             finally:
                 self._moved.pop(page, None)
+                self._going.discard(page)
                 with contextlib.suppress(Exception):
                     await context.close()
 
@@ -226,10 +231,13 @@ class Renderer:
         self._moved.pop(page, None)  # a click's, earlier
         for tries_left in (2, 1, 0):  # the Fetcher follows (and checks) each redirect chain
             failed: Exception | None = None
+            self._going.add(page)
             try:
                 await page.goto(url, wait_until="load", timeout=timeout_ms)
             except Exception as exc:
                 failed = exc
+            finally:
+                self._going.discard(page)
             moved = self._moved.pop(page, None)
             if moved is None and failed is None:
                 break
@@ -288,8 +296,17 @@ class Renderer:
             # reads) must be where the redirect ended, but the browser does not route a
             # redirect it is answered with: it would go to the network, which it has none of.
             # So the navigation ends where it started (204), and `goto` loads where it ended.
-            self._moved[frame.page] = answer.url  # (a frame's is answered with its end)
-            await route.fulfill(status=204)
+            # One `goto` did not start (a click on a link, a script's) goes on there from a
+            # document that only replaces itself with it, as a browser goes on from a redirect.
+            if frame.page in self._going:
+                self._moved[frame.page] = answer.url  # (a frame's is answered with its end)
+                await route.fulfill(status=204)
+            else:
+                await route.fulfill(
+                    status=200,
+                    headers={"content-type": "text/html; charset=utf-8"},
+                    body=GO_ON.format(json.dumps(answer.url).replace("<", "\\u003c")),
+                )
             return
         await route.fulfill(
             status=answer.status,

@@ -563,8 +563,10 @@ class Explorer:
                 # adds to the page it was reached from (not the navigation they share).
                 self._loaded.add(_route(after["url"]))
                 stored, superseded = await self._store_route(before, after, shown)
-            elif choice.pattern == "nav_link" and choice.url:
-                self._routes_seen.add(_route(choice.url))  # an error: not visited again
+            if choice.pattern == "nav_link" and choice.url:
+                # Not visited again, whatever selector it comes back under: nor when it was
+                # answered with an error, or redirected (`/guide` to `/guide/`).
+                self._routes_seen.add(_route(choice.url))
             await self._back(url)
             after = await self._state()
         elif effect == "routed":

@@ -1080,19 +1080,27 @@ def harbor_page(slug: str) -> Page:
     )
 
 
+@pytest.mark.parametrize("moved", ["", "/"], ids=["as_linked", "redirected"])
 def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
-    make_client: Callable[..., TestClient], site: Site
+    make_client: Callable[..., TestClient], site: Site, moved: str
 ) -> None:
     """Starlight: a sidebar link loads a new document. The explorer went back after the first
     and clicked no other navigation link, so a capture of the home page held the home page
     alone (1 of 16 pages). Each page its navigation loads is stored under its own URL as a
     route's view is, without the header and sidebar it shares with the page it came from; a
-    link that answers with an error, and links in the text, are not pages of it."""
+    link that answers with an error, and links in the text, are not pages of it. Many static
+    hosts redirect a link without its slash to the folder (`/harbor/install` to
+    `/harbor/install/`): the click goes on to where the redirect ends, as in a browser; it
+    read as no change, and the site as its home page alone."""
     site.pages["/harbor/"] = harbor_page("home")
     for slugs in HARBOR.values():
         for slug in slugs:
             if slug != "missing":  # answered 404
-                site.pages[f"/harbor/{slug}"] = harbor_page(slug)
+                site.pages[f"/harbor/{slug}{moved}"] = harbor_page(slug)
+            if moved:
+                site.pages[f"/harbor/{slug}"] = Page(
+                    b"", status=301, headers={"Location": f"/harbor/{slug}/"}
+                )
     client = make_client()
     job = capture(client, site.url("/harbor/"), maxActions=20)
     assert job["status"] == "completed", job
@@ -1100,12 +1108,13 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
     learned = model(client, site)
     understanding = learned["understanding"]
     steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    # (canonical: a path's last slash dropped)
     assert sorted(understanding["routes"]) == sorted(site.url(f"/harbor/{s}") for s in pages), steps
     assert understanding["pageType"] != "routed_app"  # no client-side router
     for slug in pages:
-        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}"), ""))
+        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}{moved}"), ""))
         assert f"how moorings handle {slug}." in own, (slug, own)
         assert "berth scheduler" not in own  # the header the home page holds already
-    assert resolve(client, site.url("/harbor/missing"), "") == []
-    assert "/harbor/missing" in site.requests  # clicked, and its 404 page not stored
+    assert resolve(client, site.url(f"/harbor/missing{moved}"), "") == []
+    assert f"/harbor/missing{moved}" in site.requests  # clicked, and its 404 page not stored
     assert "/harbor/elsewhere" not in site.requests  # the crawler follows links in text
