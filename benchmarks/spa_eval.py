@@ -30,13 +30,15 @@ React), a Nextra build (Next.js exported static, clean URLs, a theme picker in t
 sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
 place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, React,
 clean URLs), a Starlight build (Astro: no client router, every page a document of its
-own) and a Sphinx build (from PyPI, the Furo theme: a document per page too); the builds
-group the pages in sidebar categories collapsed until clicked.
+own; `starlight-redirects` the same with links without their slash, which the static server
+redirects to the page's folder) and a Sphinx build (from PyPI, the Furo theme: a document
+per page too); the builds group the pages in sidebar categories collapsed until clicked.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
-                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight,sphinx]
+                docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight,
+                starlight-redirects,sphinx]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -115,6 +117,11 @@ PACKAGES = {
     # Sphinx with the Furo theme, from PyPI, the pages Markdown read by MyST: a multi-page
     # site whose sidebar's sections open by a checkbox and are drawn shut on every other page.
     "sphinx": "sphinx==9.0.4 furo==2025.12.19 myst-parser==5.2.0",
+    # Two more of Sphinx's themes: Read the Docs' (the table of contents of the page's own
+    # part unfolded in the sidebar, the others' shut) and the PyData theme (NumPy's, pandas':
+    # the parts in a bar at the top, the sidebar the current part's pages alone).
+    "sphinx-rtd": "sphinx==9.0.4 sphinx-rtd-theme==3.1.0 myst-parser==5.2.0",
+    "pydata-sphinx": "sphinx==9.0.4 pydata-sphinx-theme==0.24.0 myst-parser==5.2.0",
 }
 API_APPS = (
     "swagger-ui",
@@ -139,7 +146,10 @@ DOC_APPS = (
     "vuepress",
     "vocs",
     "starlight",
+    "starlight-redirects",
     "sphinx",
+    "sphinx-rtd",
+    "pydata-sphinx",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -155,7 +165,10 @@ BUILT = (
     "vuepress",
     "vocs",
     "starlight",
+    "starlight-redirects",
     "sphinx",
+    "sphinx-rtd",
+    "pydata-sphinx",
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
@@ -917,8 +930,8 @@ def vocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
 # and the content collection Starlight reads the pages from.
 STARLIGHT = """import { defineConfig } from 'astro/config'
 import starlight from '@astrojs/starlight'
-export default defineConfig({ base: '/sites/starlight', integrations: [starlight({ title: 'Docs',
-  pagefind: false, sidebar: SIDEBAR })] })
+export default defineConfig({ base: '/sites/NAME', trailingSlash: 'SLASH',
+  integrations: [starlight({ title: 'Docs', pagefind: false, sidebar: SIDEBAR })] })
 """
 STARLIGHT_CONTENT = """import { defineCollection } from 'astro:content'
 import { docsLoader } from '@astrojs/starlight/loaders'
@@ -928,10 +941,13 @@ export const collections = {
 """
 
 
-def starlight_site(root: Path, pages: list[dict[str, str]]) -> str:
-    """A Starlight build of the pages (`/sites/starlight/part-<n>/<slug>/`), a page of HTML
+def starlight_site(root: Path, pages: list[dict[str, str]], app: str = "starlight") -> str:
+    """A Starlight build of the pages (`/sites/<app>/part-<n>/<slug>/`), a page of HTML
     each; the sidebar's groups of five shut until opened. Built in a folder beside its
-    modules: Astro fails on modules reached through a link from outside the project."""
+    modules: Astro fails on modules reached through a link from outside the project.
+    `starlight-redirects`: its links name pages without their slash (`trailingSlash:
+    'never'`), each page still `<slug>/index.html`, so the static server redirects every
+    link to the folder, as GitHub Pages does."""
     modules = npm(PACKAGES["starlight"], CACHE.parent / "spa-starlight")
     project = modules.parent / "site"
     shutil.rmtree(project, ignore_errors=True)
@@ -947,19 +963,28 @@ def starlight_site(root: Path, pages: list[dict[str, str]]) -> str:
         for part in _write_grouped(docs, titled)
     ]
     (project / "src" / "content.config.ts").write_text(STARLIGHT_CONTENT)
-    (project / "astro.config.mjs").write_text(STARLIGHT.replace("SIDEBAR", json.dumps(sidebar)))
+    slash = "never" if app == "starlight-redirects" else "ignore"
+    config = STARLIGHT.replace("NAME", app).replace("SLASH", slash)
+    (project / "astro.config.mjs").write_text(config.replace("SIDEBAR", json.dumps(sidebar)))
     env = {"ASTRO_TELEMETRY_DISABLED": "1"}
-    build("starlight", [str(modules / "astro" / "astro.js"), "build"], project, env)
-    shutil.copytree(project / "dist", root / "sites" / "starlight")
-    return "/sites/starlight/"
+    build(app, [str(modules / "astro" / "astro.js"), "build"], project, env)
+    shutil.copytree(project / "dist", root / "sites" / app)
+    return f"/sites/{app}/"
 
 
-def sphinx_site(root: Path, pages: list[dict[str, str]]) -> str:
-    """A Sphinx build of the pages with the Furo theme (`/sites/sphinx/part-<n>/<slug>.html`),
-    each part a page of its own whose table of contents lists its five pages: the sidebar's
+SPHINX_THEMES = {
+    "sphinx": "furo",
+    "sphinx-rtd": "sphinx_rtd_theme",
+    "pydata-sphinx": "pydata_sphinx_theme",
+}
+
+
+def sphinx_site(root: Path, pages: list[dict[str, str]], app: str = "sphinx") -> str:
+    """A Sphinx build of the pages with the app's theme (`/sites/<app>/part-<n>/<slug>.html`),
+    each part a page of its own whose table of contents lists its five pages: Furo's sidebar
     sections, shut but on their own pages."""
-    sphinx = pypi("sphinx") / "sphinx-build"
-    project = root.parent / "sphinx"
+    sphinx = pypi(app) / "sphinx-build"
+    project = root.parent / app
     project.mkdir()
     parts = _write_grouped(project, pages)
     for part, entries in parts.items():
@@ -970,12 +995,13 @@ def sphinx_site(root: Path, pages: list[dict[str, str]]) -> str:
         )
     with (project / "index.md").open("a") as home:
         home.write("\n\n```{toctree}\n" + "".join(f"part-{p}/index\n" for p in parts) + "```\n")
+    theme = SPHINX_THEMES[app]
     (project / "conf.py").write_text(
-        "project = 'Docs'\nextensions = ['myst_parser']\nhtml_theme = 'furo'\n"
+        f"project = 'Docs'\nextensions = ['myst_parser']\nhtml_theme = '{theme}'\n"
     )
-    build("sphinx", ["-q", "-b", "html", ".", "_build"], project, program=str(sphinx))
-    shutil.copytree(project / "_build", root / "sites" / "sphinx")
-    return "/sites/sphinx/"
+    build(app, ["-q", "-b", "html", ".", "_build"], project, program=str(sphinx))
+    shutil.copytree(project / "_build", root / "sites" / app)
+    return f"/sites/{app}/"
 
 
 def vitepress_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
@@ -1037,6 +1063,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "mkdocs": "/", "starlight": "/", "nextra": "", "vocs": ""}
+        suffix["starlight-redirects"] = ""
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix.get(app, '.html')}")
             for n, p in enumerate(pages[1:], 1)
@@ -1106,7 +1133,7 @@ def main() -> None:
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
         "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs, "
-        "starlight and sphinx: "
+        "starlight, starlight-redirects (its links redirected) and sphinx: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -1120,9 +1147,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     apps = [a for a in args.apps.split(",") if a]
-    unknown = set(apps) - set(PACKAGES)
+    unknown = set(apps) - {*API_APPS, *DOC_APPS}
     if unknown:
-        raise SystemExit(f"unknown apps {sorted(unknown)}; choose from {sorted(PACKAGES)}")
+        raise SystemExit(
+            f"unknown apps {sorted(unknown)}; choose from {sorted({*API_APPS, *DOC_APPS})}"
+        )
     expected = json.loads((args.data / "specs" / "expected-operations.json").read_text())
     names = [s for s in args.specs.split(",") if s] or sorted(expected)
     results: list[dict[str, Any]] = []
@@ -1152,10 +1181,12 @@ def main() -> None:
             homes["vuepress"] = vuepress_site(root, work, pages)
         if "vocs" in apps:
             homes["vocs"] = vocs_site(root, work, pages)
-        if "starlight" in apps:
-            homes["starlight"] = starlight_site(root, pages)
-        if "sphinx" in apps:
-            homes["sphinx"] = sphinx_site(root, pages)
+        for app in ("starlight", "starlight-redirects"):
+            if app in apps:
+                homes[app] = starlight_site(root, pages, app)
+        for app in SPHINX_THEMES:
+            if app in apps:
+                homes[app] = sphinx_site(root, pages, app)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
