@@ -31,14 +31,18 @@ sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation s
 place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, React,
 clean URLs), a Starlight build (Astro: no client router, every page a document of its
 own; `starlight-redirects` the same with links without their slash, which the static server
-redirects to the page's folder) and a Sphinx build (from PyPI, the Furo theme: a document
-per page too); the builds group the pages in sidebar categories collapsed until clicked.
+redirects to the page's folder), a Sphinx build (from PyPI, the Furo theme: a document
+per page too; `sphinx-rtd` and `pydata-sphinx` with Read the Docs' and the PyData theme),
+MkDocs' own two themes (`mkdocs-default`, `mkdocs-rtd`) and a HonKit build (GitBook's
+successor: its script swaps each page in); the builds group the pages in sidebar categories,
+collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
                 docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight,
-                starlight-redirects,sphinx]
+                starlight-redirects,sphinx,sphinx-rtd,pydata-sphinx,mkdocs-default,
+                mkdocs-rtd,honkit]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -117,6 +121,9 @@ PACKAGES = {
     # Sphinx with the Furo theme, from PyPI, the pages Markdown read by MyST: a multi-page
     # site whose sidebar's sections open by a checkbox and are drawn shut on every other page.
     "sphinx": "sphinx==9.0.4 furo==2025.12.19 myst-parser==5.2.0",
+    # HonKit, GitBook's open-source successor: pages of HTML whose sidebar links its script
+    # fetches and swaps into the page (pushState), the parts headed in the summary.
+    "honkit": "honkit@6.1.7",
     # Two more of Sphinx's themes: Read the Docs' (the table of contents of the page's own
     # part unfolded in the sidebar, the others' shut) and the PyData theme (NumPy's, pandas':
     # the parts in a bar at the top, the sidebar the current part's pages alone).
@@ -143,6 +150,8 @@ DOC_APPS = (
     "rspress",
     "nextra",
     "mkdocs",
+    "mkdocs-default",
+    "mkdocs-rtd",
     "vuepress",
     "vocs",
     "starlight",
@@ -150,6 +159,7 @@ DOC_APPS = (
     "sphinx",
     "sphinx-rtd",
     "pydata-sphinx",
+    "honkit",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -162,6 +172,8 @@ BUILT = (
     "zudoku",
     "nextra",
     "mkdocs",
+    "mkdocs-default",
+    "mkdocs-rtd",
     "vuepress",
     "vocs",
     "starlight",
@@ -169,6 +181,7 @@ BUILT = (
     "sphinx",
     "sphinx-rtd",
     "pydata-sphinx",
+    "honkit",
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
@@ -775,12 +788,21 @@ def pypi(app: str) -> Path:
     return venv / "bin"
 
 
-def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]]) -> str:
-    """A Material for MkDocs build of the pages (`/sites/mkdocs/part-<n>/<slug>/`), with
-    instant navigation, the sidebar's sections of five collapsed until clicked, no web fonts
-    (they would come from Google)."""
+# MkDocs' themes: Material's with its instant navigation and no web fonts (they would come
+# from Google), and the two MkDocs ships: its own (the sections drop-down menus in a top bar)
+# and its Read the Docs theme.
+MKDOCS_THEMES: dict[str, dict[str, Any]] = {
+    "mkdocs": {"name": "material", "font": False, "features": ["navigation.instant"]},
+    "mkdocs-default": {"name": "mkdocs"},
+    "mkdocs-rtd": {"name": "readthedocs"},
+}
+
+
+def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]], app: str = "mkdocs") -> str:
+    """An MkDocs build of the pages (`/sites/<app>/part-<n>/<slug>/`) with the app's theme;
+    Material's: instant navigation, the sidebar's sections of five collapsed until clicked."""
     mkdocs = pypi("mkdocs") / "mkdocs"
-    project = root.parent / "mkdocs"
+    project = root.parent / app
     docs = project / "docs"
     docs.mkdir(parents=True)
     sections = {
@@ -789,14 +811,14 @@ def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]]) -> str:
     }
     config = {
         "site_name": "Docs",
-        "site_url": f"{base}/sites/mkdocs/",
-        "theme": {"name": "material", "font": False, "features": ["navigation.instant"]},
+        "site_url": f"{base}/sites/{app}/",
+        "theme": MKDOCS_THEMES[app],
         "nav": [{"Home": "index.md"}, *({name: paths} for name, paths in sections.items())],
     }
     (project / "mkdocs.yml").write_text(json.dumps(config))  # YAML reads JSON
-    build("mkdocs", ["build", "--quiet", "--site-dir", "site"], project, program=str(mkdocs))
-    shutil.copytree(project / "site", root / "sites" / "mkdocs")
-    return "/sites/mkdocs/"
+    build(app, ["build", "--quiet", "--site-dir", "site"], project, program=str(mkdocs))
+    shutil.copytree(project / "site", root / "sites" / app)
+    return f"/sites/{app}/"
 
 
 # vitepress-openapi's set-up, as its documentation gives it: the theme, a sidebar of operations,
@@ -979,6 +1001,24 @@ SPHINX_THEMES = {
 }
 
 
+def honkit_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A HonKit build of the pages (`/sites/honkit/part-<n>/<slug>.html`), its summary the
+    parts as headed lists."""
+    modules = npm(PACKAGES["honkit"], CACHE.parent / "spa-honkit")
+    project = work / "honkit"
+    project.mkdir()
+    parts = _write_grouped(project, pages, home="README.md")
+    summary = f"# Summary\n\n* [{pages[0]['title']}](README.md)\n"
+    for part, entries in parts.items():
+        summary += f"\n## Part {part}\n\n"
+        summary += "".join(f"* [{page['title']}]({path}.md)\n" for path, page in entries)
+    (project / "SUMMARY.md").write_text(summary)
+    (project / "node_modules").symlink_to(modules)
+    build("honkit", [str(modules / "honkit" / "bin" / "honkit.js"), "build", ".", "_book"], project)
+    shutil.copytree(project / "_book", root / "sites" / "honkit")
+    return "/sites/honkit/"
+
+
 def sphinx_site(root: Path, pages: list[dict[str, str]], app: str = "sphinx") -> str:
     """A Sphinx build of the pages with the app's theme (`/sites/<app>/part-<n>/<slug>.html`),
     each part a page of its own whose table of contents lists its five pages: Furo's sidebar
@@ -1063,7 +1103,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "mkdocs": "/", "starlight": "/", "nextra": "", "vocs": ""}
-        suffix["starlight-redirects"] = ""
+        suffix |= {"starlight-redirects": "", "mkdocs-default": "/", "mkdocs-rtd": "/"}
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix.get(app, '.html')}")
             for n, p in enumerate(pages[1:], 1)
@@ -1133,7 +1173,8 @@ def main() -> None:
         default=",".join(DEFAULT_APPS),
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
         "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs, "
-        "starlight, starlight-redirects (its links redirected) and sphinx: "
+        "starlight, starlight-redirects (its links redirected), sphinx, sphinx-rtd, pydata-sphinx, "
+        "mkdocs-default, mkdocs-rtd and honkit: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
@@ -1175,8 +1216,9 @@ def main() -> None:
             homes["rspress"] = rspress_site(root, work, pages)
         if "nextra" in apps:
             homes["nextra"] = nextra_site(root, work, pages)
-        if "mkdocs" in apps:
-            homes["mkdocs"] = mkdocs_site(root, base, pages)
+        for app in MKDOCS_THEMES:
+            if app in apps:
+                homes[app] = mkdocs_site(root, base, pages, app)
         if "vuepress" in apps:
             homes["vuepress"] = vuepress_site(root, work, pages)
         if "vocs" in apps:
@@ -1184,6 +1226,8 @@ def main() -> None:
         for app in ("starlight", "starlight-redirects"):
             if app in apps:
                 homes[app] = starlight_site(root, pages, app)
+        if "honkit" in apps:
+            homes["honkit"] = honkit_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
