@@ -411,10 +411,15 @@ SCAN = (
   // the chevron Vocs draws as a button of its own in a sidebar section's header toggles that
   // section again.
   const inButton = (el) => !!el.parentElement && !!el.parentElement.closest('button, [role=button]');
+  // A list or item the page marks expanded or not (Read the Docs' table of contents: its
+  // `ul`, each `li` once clicked) around controls of its own: a group, not a control.
+  const ACTS = CONTROL.replace('[aria-expanded], ', '') + ', [tabindex="0"], [role]';
+  const stateGroup = (el) => el.matches('ul[aria-expanded], ol[aria-expanded], li[aria-expanded]')
+    && !el.matches(ACTS) && !!el.querySelector(CONTROL);
   for (const el of deepAll('*')) {
     if (el.matches(any)) {
       order.set(el, order.size);
-      if (focusGroup(el) || inButton(el)) continue;
+      if (focusGroup(el) || inButton(el) || stateGroup(el)) continue;
       if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
       else all.push(el);
     } else if (el.parentElement && el !== document.body && pointer(el)) {

@@ -1062,7 +1062,7 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
 HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "missing")}
 
 
-def harbor_page(slug: str) -> Page:
+def harbor_page(slug: str, toc: str = "") -> Page:
     sections = "".join(
         f"<li><details{' open' if slug in slugs else ''}><summary>{name}</summary><ul>"
         + "".join(f'<li><a href="/harbor/{s}">{s.title()}</a></li>' for s in slugs)
@@ -1072,9 +1072,10 @@ def harbor_page(slug: str) -> Page:
     return Page(
         f"""<html><head><title>Harbor: {slug}</title></head><body>
 <header><p>Harbor 4 ships with a new berth scheduler, announced on every page.</p></header>
-<nav class="sidebar" aria-label="Main"><ul><li><a href="/harbor/">Home</a></li>{sections}</ul>
+<nav class="sidebar" aria-label="Main"><ul><li><a href="/harbor/">Home</a>{toc}</li>{sections}</ul>
 </nav><main><h1>{slug.title()}</h1>
 <p>The {slug} page of Harbor explains how moorings handle {slug}.</p>
+<h2 id="usage">Usage</h2><p>Moor first.</p><h2 id="faq">FAQ</h2><p>Ask the harbour master.</p>
 <p>See also <a href="/harbor/elsewhere">a page linked from the text</a>.</p></main>
 </body></html>""".encode()
     )
@@ -1118,3 +1119,36 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
     assert resolve(client, site.url(f"/harbor/missing{moved}"), "") == []
     assert f"/harbor/missing{moved}" in site.requests  # clicked, and its 404 page not stored
     assert "/harbor/elsewhere" not in site.requests  # the crawler follows links in text
+
+
+# Read the Docs' theme (MkDocs' and Sphinx's) marks the page's table of contents expanded or
+# not: the list, and each item once its anchor is clicked, which flips the item's class.
+RTD_TOC = """<ul class="toc" aria-expanded="false">
+<li><a href="#usage">Usage</a></li><li><a href="#faq">FAQ</a></li></ul>
+<script>for (const a of document.querySelectorAll('.toc a')) a.addEventListener('click', () => {
+  const li = a.parentElement; li.classList.toggle('current');
+  li.setAttribute('aria-expanded', String(li.classList.contains('current'))); });</script>"""
+
+
+def test_a_table_of_contents_marked_expanded_is_no_control(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """MkDocs' Read the Docs theme: the explorer took the table of contents' list and its
+    items (`aria-expanded`, set by the theme's script) for expanders, clicked anchor after
+    anchor, each flipping a class, until the state-loop breaker ended the capture before any
+    page of the site (1 of 16 pages). An element marked expanded or not that is no control
+    itself and holds controls is a group: its links are what is clicked, and links to anchors
+    of the page are not."""
+    site.pages["/harbor/"] = harbor_page("home", RTD_TOC)
+    pages = ("install", "upgrade", "backup", "cli", "config")
+    for slug in pages:
+        site.pages[f"/harbor/{slug}"] = harbor_page(slug)
+    client = make_client()
+    job = capture(client, site.url("/harbor/"), maxActions=12)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    assert not [label for label, _ in steps if "Usage" in label or "FAQ" in label], steps
+    assert sorted(learned["understanding"]["routes"]) == sorted(
+        site.url(f"/harbor/{s}") for s in pages
+    ), steps
