@@ -296,7 +296,7 @@ class Renderer:
             # reads) must be where the redirect ended, but the browser does not route a
             # redirect it is answered with: it would go to the network, which it has none of.
             # So the navigation ends where it started (204), and `goto` loads where it ended.
-            # One `goto` did not start (a click on a link, a script's) goes on there from a
+            # One that `goto` did not start (a click on a link, a script's) goes on there from a
             # document that only replaces itself with it, as a browser goes on from a redirect.
             if frame.page in self._going:
                 self._moved[frame.page] = answer.url  # (a frame's is answered with its end)
