@@ -384,8 +384,10 @@ SCAN = (
   const DIALOG = 'dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]';
   const LANDMARK = 'nav, header, footer, aside, main, form, dialog, [role=dialog], [role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=main], [role=search], [role=form], section, fieldset';
   const FACETS = 'aside, [class*=filter i], [id*=filter i], [class*=facet i], [id*=facet i], [class*=refine i], [aria-label*=filter i]';
-  const CONTROL = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], [role=link], summary, '
-    + '[aria-expanded], [aria-haspopup], [onclick], input[type=button], input[type=submit], input[type=image], li[data-id], tr[data-id]';
+  // What acts when clicked by what it is; anything marked expanded or not is a control too.
+  const ACTING = 'a[href], button, [role=button], [role=tab], [role=menuitem], [role=option], [role=link], summary, '
+    + '[aria-haspopup], [onclick], input[type=button], input[type=submit], input[type=image], li[data-id], tr[data-id]';
+  const CONTROL = ACTING + ', [aria-expanded]';
   const query = CONTROL + ', [tabindex="0"]';
   // Focusable only, around controls of its own: a group that moves focus among them (a tab
   // list, a toolbar), not a control.
@@ -413,9 +415,8 @@ SCAN = (
   const inButton = (el) => !!el.parentElement && !!el.parentElement.closest('button, [role=button]');
   // A list or item the page marks expanded or not (Read the Docs' table of contents: its
   // `ul`, each `li` once clicked) around controls of its own: a group, not a control.
-  const ACTS = CONTROL.replace('[aria-expanded], ', '') + ', [tabindex="0"], [role]';
   const stateGroup = (el) => el.matches('ul[aria-expanded], ol[aria-expanded], li[aria-expanded]')
-    && !el.matches(ACTS) && !!el.querySelector(CONTROL);
+    && !el.matches(ACTING + ', [tabindex="0"], [role]') && !!el.querySelector(CONTROL);
   for (const el of deepAll('*')) {
     if (el.matches(any)) {
       order.set(el, order.size);
