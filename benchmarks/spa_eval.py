@@ -963,13 +963,16 @@ export const collections = {
 """
 
 
+# Starlight's `trailingSlash`: as its links name pages. `starlight-redirects`: without their
+# slash, each page still `<slug>/index.html`, so the static server redirects every link to the
+# folder, as GitHub Pages does.
+STARLIGHT_SLASH = {"starlight": "ignore", "starlight-redirects": "never"}
+
+
 def starlight_site(root: Path, pages: list[dict[str, str]], app: str = "starlight") -> str:
     """A Starlight build of the pages (`/sites/<app>/part-<n>/<slug>/`), a page of HTML
     each; the sidebar's groups of five shut until opened. Built in a folder beside its
-    modules: Astro fails on modules reached through a link from outside the project.
-    `starlight-redirects`: its links name pages without their slash (`trailingSlash:
-    'never'`), each page still `<slug>/index.html`, so the static server redirects every
-    link to the folder, as GitHub Pages does."""
+    modules: Astro fails on modules reached through a link from outside the project."""
     modules = npm(PACKAGES["starlight"], CACHE.parent / "spa-starlight")
     project = modules.parent / "site"
     shutil.rmtree(project, ignore_errors=True)
@@ -985,20 +988,12 @@ def starlight_site(root: Path, pages: list[dict[str, str]], app: str = "starligh
         for part in _write_grouped(docs, titled)
     ]
     (project / "src" / "content.config.ts").write_text(STARLIGHT_CONTENT)
-    slash = "never" if app == "starlight-redirects" else "ignore"
-    config = STARLIGHT.replace("NAME", app).replace("SLASH", slash)
+    config = STARLIGHT.replace("NAME", app).replace("SLASH", STARLIGHT_SLASH[app])
     (project / "astro.config.mjs").write_text(config.replace("SIDEBAR", json.dumps(sidebar)))
     env = {"ASTRO_TELEMETRY_DISABLED": "1"}
     build(app, [str(modules / "astro" / "astro.js"), "build"], project, env)
     shutil.copytree(project / "dist", root / "sites" / app)
     return f"/sites/{app}/"
-
-
-SPHINX_THEMES = {
-    "sphinx": "furo",
-    "sphinx-rtd": "sphinx_rtd_theme",
-    "pydata-sphinx": "pydata_sphinx_theme",
-}
 
 
 def honkit_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
@@ -1017,6 +1012,13 @@ def honkit_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     build("honkit", [str(modules / "honkit" / "bin" / "honkit.js"), "build", ".", "_book"], project)
     shutil.copytree(project / "_book", root / "sites" / "honkit")
     return "/sites/honkit/"
+
+
+SPHINX_THEMES = {
+    "sphinx": "furo",
+    "sphinx-rtd": "sphinx_rtd_theme",
+    "pydata-sphinx": "pydata_sphinx_theme",
+}
 
 
 def sphinx_site(root: Path, pages: list[dict[str, str]], app: str = "sphinx") -> str:
@@ -1102,8 +1104,8 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "mkdocs": "/", "starlight": "/", "nextra": "", "vocs": ""}
-        suffix |= {"starlight-redirects": "", "mkdocs-default": "/", "mkdocs-rtd": "/"}
+        suffix = {"docusaurus": "/", "nextra": "", "vocs": "", **dict.fromkeys(MKDOCS_THEMES, "/")}
+        suffix |= {"starlight": "/", "starlight-redirects": ""}
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix.get(app, '.html')}")
             for n, p in enumerate(pages[1:], 1)
@@ -1223,7 +1225,7 @@ def main() -> None:
             homes["vuepress"] = vuepress_site(root, work, pages)
         if "vocs" in apps:
             homes["vocs"] = vocs_site(root, work, pages)
-        for app in ("starlight", "starlight-redirects"):
+        for app in STARLIGHT_SLASH:
             if app in apps:
                 homes[app] = starlight_site(root, pages, app)
         if "honkit" in apps:
