@@ -738,9 +738,19 @@ class Explorer:
         await self.settle()
         for selector in self._unfolded.values():
             with contextlib.suppress(Exception):  # gone from the page: nothing to open
-                if await self.page.evaluate(SHUT_AGAIN, selector):
+                links = await self.page.evaluate(SHUT_AGAIN, selector)
+                if links is not None and (not links or self._pending(links, url)):
                     await self._click(selector)
                     await self.settle()
+
+    def _pending(self, links: list[str], url: str) -> bool:
+        """Whether a navigation group's links name a page of the site not visited yet. One
+        whose pages were all visited stays shut: in a menu bar that opens one menu at a time
+        (Bootstrap's drop-downs), opening it would close the menu whose pages are next."""
+        origin = urlsplit(url)[:2]
+        return any(
+            urlsplit(link)[:2] == origin and _route(link) not in self._routes_seen for link in links
+        )
 
     # what was learned ----------------------------------------------------------------------------
 

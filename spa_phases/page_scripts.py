@@ -37,12 +37,15 @@ QUIET_FOR_MS = "() => performance.now() - (window.__loreLastMutation || 0)"
 # The HTTP status the document on screen was answered with (0 where the browser does not say).
 DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
 
-# Names that make an element navigation by its class or id (a sidebar, table of contents or
-# menu), as whole words of it, camelCase words split first: `VPSidebar`, `toc-wrapper`,
-# `main-menu`, `menuList`, `MenuBar`; not `stock`, `protocol` or `menuitem`. The scanner (here)
-# and the region reader (`dom.py`) share it (case-insensitive); it reads the same in
-# JavaScript and Python.
-NAV_NAME = r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu(?:bar)?|[a-z0-9]*sidebar[a-z0-9]*)(?:$|[^a-z0-9])"
+# Names that make an element navigation by its class or id (a sidebar, table of contents, menu
+# or navigation bar), as whole words of it, camelCase words split first: `VPSidebar`,
+# `toc-wrapper`, `main-menu`, `menuList`, `MenuBar`, `navbar-nav`, `NavBar`, `site-navigation`;
+# not `stock`, `protocol`, `menuitem`, `canvas` or `nav-tabs`. The scanner (here) and the region
+# reader (`dom.py`) share it (case-insensitive); it reads the same in JavaScript and Python.
+NAV_NAME = (
+    r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu(?:bar)?|[a-z0-9]*sidebar[a-z0-9]*"
+    r"|[a-z0-9]*nav(?:igation| ?bar[a-z0-9]*))(?:$|[^a-z0-9])"
+)
 CAMEL_WORD = r"([a-z0-9])([A-Z])"  # where camelCase starts a word: replaced by "$1 $2"
 
 # Stable selectors, visibility and a label, shared by the functions below.
@@ -760,19 +763,21 @@ CHANGED_BESIDE = (
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
 # Whether a navigation group opened earlier is shut again (back at the page after a route, its
-# sections drawn closed anew): the item it heads holds links, none of them shown, or the group
-# it heads says by its class that it is collapsed (Vocs draws a shut section's links not at
-# all). The selector may step into shadow roots, as CHANGED_BESIDE's.
+# sections drawn closed anew): null when not; else the addresses of the links the item it heads
+# holds beside its own label, none of them shown, or [] when the group it heads says by its
+# class that it is collapsed (Vocs draws a shut section's links not at all). The selector may
+# step into shadow roots, as CHANGED_BESIDE's.
 SHUT_AGAIN = (
     "(selector) => {"
     + _COMMON
     + r"""
   const el = elementAt(selector);
-  const item = el && el.closest('li');
-  const links = item ? Array.from(item.querySelectorAll('a[href]')) : [];
-  const group = el && el.parentElement;
-  return (links.length > 0 && !links.some(visible))
-    || (!!group && COLLAPSED.test(group.getAttribute('class') || ''));
+  if (!el) return null;
+  const item = el.closest('li');
+  const links = item ? Array.from(item.querySelectorAll('a[href]')).filter(a => !a.contains(el)) : [];
+  if (links.length > 0 && !links.some(visible)) return links.map(a => a.href);
+  const group = el.parentElement;
+  return group && COLLAPSED.test(group.getAttribute('class') || '') ? [] : null;
 }""".replace("COLLAPSED", COLLAPSED_CLASS)
 )
 

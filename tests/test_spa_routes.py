@@ -1121,6 +1121,69 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
     assert "/harbor/elsewhere" not in site.requests  # the crawler follows links in text
 
 
+# MkDocs' default theme (Bootstrap): the site's parts are drop-down menus in a top bar named
+# `navbar`, not a `nav`; the toggle is a link to `#` beside its menu in one `li`, and any click
+# elsewhere closes an open menu, so one is open at a time.
+PARTS = {"Part 1": ("install", "upgrade"), "Part 2": ("backup", "cli"), "Part 3": ("config",)}
+
+
+def navbar_page(slug: str) -> Page:
+    menus = "".join(
+        f'<li class="nav-item dropdown"><a href="#" class="nav-link dropdown-toggle" '
+        f'role="button" aria-expanded="false">{name}</a><ul class="dropdown-menu">'
+        + "".join(f'<li><a href="/harbor/{s}/" class="dropdown-item">{s}</a></li>' for s in slugs)
+        + "</ul></li>"
+        for name, slugs in PARTS.items()
+    )
+    return Page(
+        f"""<html><head><title>Harbor: {slug}</title><style>
+.dropdown-menu {{ display: none; }} .dropdown-menu.show {{ display: block; }}</style></head>
+<body><div class="navbar fixed-top"><a class="navbar-brand" href="/harbor/">Harbor</a>
+<ul class="nav navbar-nav"><li class="nav-item"><a href="/harbor/" class="nav-link">Home</a></li>
+{menus}</ul></div>
+<div class="container"><h1>{slug.title()}</h1>
+<p>The {slug} page of Harbor explains how moorings handle {slug}.</p></div>
+<script>
+document.addEventListener('click', (e) => {{
+  const toggle = e.target.closest('.dropdown-toggle');
+  for (const menu of document.querySelectorAll('.dropdown-menu.show'))
+    if (!toggle || menu.previousElementSibling !== toggle) menu.classList.remove('show');
+  if (!toggle) return;
+  e.preventDefault();
+  const open = toggle.nextElementSibling.classList.toggle('show');
+  toggle.setAttribute('aria-expanded', String(open));
+}});
+</script></body></html>""".encode()
+    )
+
+
+def test_a_top_bar_s_drop_down_menus_are_walked_one_at_a_time(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """MkDocs' default theme: the explorer opened Part 1, 2 and 3 in turn (each closing the one
+    before) and visited one page of the last (2 of 16 pages): a top bar named `navbar` read as
+    no navigation, so the menus were not reopened on coming back, and a group reopened only
+    when none of its links showed, its own toggle (a link to `#`) counted. Now each menu is
+    reopened on coming back while it names pages not visited yet, and left shut once all
+    were, so that the menu after it stays open."""
+    site.pages["/harbor/"] = navbar_page("home")
+    pages = [s for slugs in PARTS.values() for s in slugs]
+    for slug in pages:
+        site.pages[f"/harbor/{slug}/"] = navbar_page(slug)
+    client = make_client()
+    job = capture(client, site.url("/harbor/"), maxActions=20)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    assert sorted(learned["understanding"]["routes"]) == sorted(
+        site.url(f"/harbor/{s}") for s in pages
+    ), steps
+    for slug in pages:
+        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}/"), ""))
+        assert f"how moorings handle {slug}." in own, (slug, own)
+    assert len(steps) == len(PARTS) + len(pages), steps  # each menu opened once by a step
+
+
 # Read the Docs' theme (MkDocs' and Sphinx's) marks the page's table of contents expanded or
 # not: the list, and each item once its anchor is clicked, which flips the item's class.
 RTD_TOC = """<ul class="toc" aria-expanded="false">

@@ -326,7 +326,8 @@ def test_navigation_regions_are_told_from_content() -> None:
     (docsify's), are navigation; a layout named `has-sidebar` around the page, a callout in an
     `aside` and a list of links inside the content are not. Named so by whole words of a
     class or id (`tocList`, `accountMenuList`), as the scanner reads them: not `stock`,
-    `protocol`, `menuitems`."""
+    `protocol`, `menuitems`; a navigation bar (`navbar-nav`, `siteNavigation`), not a
+    `canvas` or Bootstrap's `nav-tabs`."""
     pages = "".join(f'<li><a href="#/p{n}">Page {n}</a></li>' for n in range(4))
     found = regions(
         '<html><body><div class="layout has-sidebar">'
@@ -344,7 +345,15 @@ def test_navigation_regions_are_told_from_content() -> None:
         '<section class="tocList"><h2>Next</h2><a href="#t1">Upgrade</a> '
         '<a href="#t2">Downgrade</a> <a href="#t3">Remove</a></section>'
         '<section class="accountMenuList"><h2>You</h2><a href="#y1">Profile</a> '
-        '<a href="#y2">Billing</a> <a href="#y3">Sign out</a></section></main></div></body></html>'
+        '<a href="#y2">Billing</a> <a href="#y3">Sign out</a></section>'
+        '<section class="navbar-nav"><a href="#n1">Home</a> <a href="#n2">Parts</a> '
+        '<a href="#n3">About</a></section>'
+        '<section id="siteNavigation"><a href="#m1">Ports</a> <a href="#m2">Ships</a> '
+        '<a href="#m3">Crews</a></section>'
+        '<section class="canvas-tools"><a href="#c1">Brush</a> <a href="#c2">Fill</a> '
+        '<a href="#c3">Erase</a></section>'
+        '<section class="nav nav-tabs"><a href="#k1">Curl</a> <a href="#k2">Python</a> '
+        '<a href="#k3">Node</a></section></main></div></body></html>'
     )
     navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
     assert navigation == {
@@ -358,6 +367,10 @@ def test_navigation_regions_are_told_from_content() -> None:
         "## Steps Handshake Key exchang": False,  # nor `protocol`, nor are `menuitems` a menu
         "## Next Upgrade Downgrade Remo": True,
         "## You Profile Billing Sign ou": True,  # camelCase words: account Menu List
+        "Home Parts About": True,  # a navigation bar
+        "Ports Ships Crews": True,  # site Navigation
+        "Brush Fill Erase": False,  # no `canvas`
+        "Curl Python Node": False,  # nor tabs
     }, navigation
 
 
