@@ -71,6 +71,8 @@ from crawl import canonicalize
 from retrieval import ChunkFilter
 from spa_phases.explorer import HIDING  # the explorer's own test for hiding actions
 
+# Sphinx and the MyST Markdown reader, the same under each of its themes below.
+SPHINX = "sphinx==9.0.4 myst-parser==5.2.0"
 PACKAGES = {
     "swagger-ui": "swagger-ui-dist@5.35.0",
     "rapidoc": "rapidoc@9.3.8",
@@ -120,15 +122,15 @@ PACKAGES = {
     "starlight": "@astrojs/starlight@0.37.7 astro@5.18.2",
     # Sphinx with the Furo theme, from PyPI, the pages Markdown read by MyST: a multi-page
     # site whose sidebar's sections open by a checkbox and are drawn shut on every other page.
-    "sphinx": "sphinx==9.0.4 furo==2025.12.19 myst-parser==5.2.0",
+    "sphinx": f"{SPHINX} furo==2025.12.19",
     # HonKit, GitBook's open-source successor: pages of HTML whose sidebar links its script
     # fetches and swaps into the page (pushState), the parts headed in the summary.
     "honkit": "honkit@6.1.7",
     # Two more of Sphinx's themes: Read the Docs' (the table of contents of the page's own
     # part unfolded in the sidebar, the others' shut) and the PyData theme (NumPy's, pandas':
     # the parts in a bar at the top, the sidebar the current part's pages alone).
-    "sphinx-rtd": "sphinx==9.0.4 sphinx-rtd-theme==3.1.0 myst-parser==5.2.0",
-    "pydata-sphinx": "sphinx==9.0.4 pydata-sphinx-theme==0.24.0 myst-parser==5.2.0",
+    "sphinx-rtd": f"{SPHINX} sphinx-rtd-theme==3.1.0",
+    "pydata-sphinx": f"{SPHINX} pydata-sphinx-theme==0.24.0",
 }
 API_APPS = (
     "swagger-ui",
