@@ -67,6 +67,9 @@ PRIORITY = {
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
 # routes, lists and pages; a view's buttons are mostly copy, share and try-it).
 IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
+# What in a navigation is a page of the app: a link to another page or route, or an item that
+# swaps the main view in place.
+PAGES = frozenset({"route", "nav_link", "list_item"})
 # What opens a part of the view in place: what it shows is the page's, whatever the address
 # says after it, unless it showed that part alone (see `_act`).
 DISCLOSURES = frozenset({"details", "expander"})
@@ -319,6 +322,9 @@ class Explorer:
         # from (the navigation and chrome they share), which are not clicked again there.
         self._shared: set[tuple[str, str]] | None = None
         self._route_views: list[str] = []  # routes stored, to act inside once all are seen
+        # The state-loop breaker tripped: the page's own controls keep bringing it back to
+        # where it was, and only the pages its navigation names are visited from then on.
+        self._looping = False
 
     # observing ---------------------------------------------------------------------------------
 
@@ -397,6 +403,8 @@ class Explorer:
                 continue
             if self._shared is not None and not _own_in_route(c, self._shared):
                 continue
+            if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in PAGES)):
+                continue
             if c.nav and c.key in self._unfolded:
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
@@ -440,7 +448,8 @@ class Explorer:
                     await self._explore_route(self._route_views.pop(0), url)
                     state = await self._state()
                     continue
-                self.stopped_by = "exhausted" if scrolls < o.max_scrolls else "breaker:scroll_loop"
+                if scrolls >= o.max_scrolls:
+                    self.stopped_by = "breaker:scroll_loop"
                 break
             step, state, back = await self._act(choice, state, url)
             self.steps.append(step)
@@ -460,7 +469,9 @@ class Explorer:
             seen = self._states[_state_hash(state)] = self._states[_state_hash(state)] + 1
             if seen >= o.state_repeats:
                 self._trip("state_loop", f"the page returned to the same state {seen} times")
-                break
+                if self._looping:
+                    break
+                self._looping = True
         self.stopped_by = self.stopped_by or "exhausted"
         return self.understanding(url)
 

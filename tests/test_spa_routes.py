@@ -1215,3 +1215,40 @@ def test_a_table_of_contents_marked_expanded_is_no_control(
     assert sorted(learned["understanding"]["routes"]) == sorted(
         site.url(f"/harbor/{s}") for s in pages
     ), steps
+
+
+# Four controls in the page's text that each show or hide the same panel (and say they are
+# shut whatever it shows): clicked in turn, the page comes back to the state it was in, and a
+# third time trips the state-loop breaker.
+FLIP_FLOP = b"""<div id="more" hidden><p>Moorings are inspected every spring.</p></div>
+<button class="more" aria-expanded="false">Details</button>
+<button class="more" aria-expanded="false">Inspection</button>
+<button class="more" aria-expanded="false">Schedule</button>
+<button class="more" aria-expanded="false">Season</button>
+<script>for (const b of document.querySelectorAll('.more')) b.addEventListener('click', () => {
+  const more = document.getElementById('more'); more.hidden = !more.hidden; });</script></main>"""
+
+
+def test_a_state_loop_ends_the_page_s_own_controls_not_the_visit_of_its_pages(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """MkDocs' Read the Docs theme: clicks on controls that bring the page back to a state it
+    was in tripped the state-loop breaker, which ended the whole exploration with every page
+    of the site's navigation still unvisited. Now the breaker ends the page's own controls:
+    the pages its navigation names are visited all the same."""
+    site.pages["/harbor/"] = Page(harbor_page("home").body.replace(b"</main>", FLIP_FLOP))
+    pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
+    for slug in pages:
+        site.pages[f"/harbor/{slug}"] = harbor_page(slug)
+    client = make_client()
+    job = capture(client, site.url("/harbor/"), maxActions=20)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    flips = ["Details", "Inspection", "Schedule", "Season"]
+    assert [label for label, _ in steps if label in flips] == flips, steps
+    assert any(b.startswith("state_loop") for b in learned["breakers"]), learned["breakers"]
+    assert learned["stoppedBy"] == "breaker:state_loop"
+    assert sorted(learned["understanding"]["routes"]) == sorted(
+        site.url(f"/harbor/{s}") for s in pages
+    ), steps
