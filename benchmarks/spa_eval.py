@@ -404,6 +404,15 @@ def hiding_supersessions(lore: Lore) -> int:
     )
 
 
+def stopped_by(lore: Lore) -> str:
+    """What ended the explorations of the pages captured: their budget, nothing left to try or
+    a circuit breaker, and the breakers that tripped on the way."""
+    models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
+    ends = {m.model.get("stoppedBy") or "" for m in models}
+    trips = {b.split(":", 1)[0] for m in models for b in m.model.get("breakers", [])}
+    return " ".join(sorted(ends - {""}) + [f"+{t}" for t in sorted(trips)])
+
+
 def lore_for(work: Path, name: str) -> Lore:
     settings = Settings(
         data_dir=work / f"lore-{name}",
@@ -434,6 +443,7 @@ def api_app(
             shown = captured(lore, page)
             after = [retrievable(lore, shown, op) for op in ops]
             hidden = hiding_supersessions(lore)
+            stopped = stopped_by(lore)
         finally:
             lore.close()
         row: dict[str, Any] = {
@@ -444,6 +454,7 @@ def api_app(
             "seconds": round(explored["seconds"], 1),
             "phase1_seconds": round(first["seconds"], 1),
             "hiding_supersessions": hidden,
+            "stopped_by": stopped,
         }
         for part in ("description", "parameters", "responses"):
             row[f"phase1_{part}"] = sum(r[part] for r in before)
@@ -462,7 +473,7 @@ def api_app(
                 f"{row[f'phase1_{p}']}->{row[p]:<3}"
                 for p in ("description", "parameters", "responses")
             )
-            + f" {row['actions']:>8} {row['seconds']:>6} {hidden:>6}"
+            + f" {row['actions']:>8} {row['seconds']:>6} {hidden:>6} {stopped}"
         )
     return rows
 
@@ -1148,6 +1159,7 @@ def doc_app(
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
             hidden = hiding_supersessions(lore)
+            stopped = stopped_by(lore)
         finally:
             lore.close()
         row = {
@@ -1159,12 +1171,14 @@ def doc_app(
             "seconds": round(done["seconds"], 1),
             "actions": done["counts"].get("actions", 0),
             "hiding_supersessions": hidden,
+            "stopped_by": stopped,
         }
         rows.append(row)
         print(
             f"{app:11} {method:8} {reached:>3}/{len(pages)} reached, "
             f"{ranked:>3}/{len(pages)} at rank <= 3, "
-            f"{row['seconds']:>6} s, {row['actions']} actions, {hidden} hiding supersessions"
+            f"{row['seconds']:>6} s, {row['actions']} actions, {hidden} hiding supersessions, "
+            f"stopped by {stopped}"
         )
     return rows
 
