@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Fifteen more apps, not run by default, check that what was tuned on the six holds on apps lore
+Twenty-six more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -32,8 +32,10 @@ place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, 
 clean URLs), a Starlight build (Astro: no client router, every page a document of its
 own; `starlight-redirects` the same with links without their slash, which the static server
 redirects to the page's folder), a Sphinx build (from PyPI, the Furo theme: a document
-per page too; `sphinx-rtd` and `pydata-sphinx` with Read the Docs' and the PyData theme),
-MkDocs' own two themes (`mkdocs-default`, `mkdocs-rtd`) and a HonKit build (GitBook's
+per page too; `sphinx-rtd`, `pydata-sphinx`, `sphinx-book`, `shibuya` and `sphinxawesome`
+with Read the Docs', the PyData, Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own
+two themes (`mkdocs-default`, `mkdocs-rtd`) and two more (`mkdocs-bootswatch`,
+`mkdocs-terminal`), and a HonKit build (GitBook's
 successor: its script swaps each page in); the builds group the pages in sidebar categories,
 collapsed until clicked where the theme can.
 
@@ -41,8 +43,9 @@ collapsed until clicked where the theme can.
         [--apps swagger-ui,rapidoc,elements,scalar,docute,vitepress,
                 redoc,openapi-explorer,spec-renderer,openapi-ui,vitepress-openapi,zudoku,
                 docsify,docusaurus,rspress,nextra,mkdocs,vuepress,vocs,starlight,
-                starlight-redirects,sphinx,sphinx-rtd,pydata-sphinx,mkdocs-default,
-                mkdocs-rtd,honkit]
+                starlight-redirects,sphinx,sphinx-rtd,pydata-sphinx,sphinx-book,shibuya,
+                sphinxawesome,mkdocs-default,mkdocs-rtd,mkdocs-bootswatch,mkdocs-terminal,
+                honkit]
         [--specs a.yaml,b.yaml] [--data ../shared/data/spa]
 """
 
@@ -131,6 +134,17 @@ PACKAGES = {
     # the parts in a bar at the top, the sidebar the current part's pages alone).
     "sphinx-rtd": f"{SPHINX} sphinx-rtd-theme==3.1.0",
     "pydata-sphinx": f"{SPHINX} pydata-sphinx-theme==0.24.0",
+    # Three more: Jupyter Book's (the PyData theme's layout, a sidebar of parts' captions and
+    # their pages), Shibuya (parts in a top bar, a sidebar of the part's pages) and Awesome
+    # (the sidebar's sections folded by buttons).
+    "sphinx-book": f"{SPHINX} sphinx-book-theme==1.4.0",
+    "shibuya": f"{SPHINX} shibuya==2026.7.12",
+    "sphinxawesome": f"{SPHINX} sphinxawesome-theme==6.0.6",
+    # MkDocs' themes beyond the two it ships, each in its own virtual environment: Bootswatch's
+    # (Bootstrap 3: the parts drop-down menus in a top bar, as MkDocs' own theme but an older
+    # Bootstrap) and Terminal's (plain pages, the parts listed in a sidebar).
+    "mkdocs-bootswatch": "mkdocs==1.6.1 mkdocs-bootswatch==1.1",
+    "mkdocs-terminal": "mkdocs==1.6.1 mkdocs-terminal==4.8.0",
 }
 API_APPS = (
     "swagger-ui",
@@ -161,29 +175,22 @@ DOC_APPS = (
     "sphinx",
     "sphinx-rtd",
     "pydata-sphinx",
+    "sphinx-book",
+    "shibuya",
+    "sphinxawesome",
+    "mkdocs-bootswatch",
+    "mkdocs-terminal",
     "honkit",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
-# Site generators, built with their own modules (an API reference: one site a spec).
+# Site generators, built with their own modules (an API reference: one site a spec); the other
+# documentation apps render Markdown in the browser, and VitePress's build has a path of its own.
 BUILT = (
-    "docusaurus",
-    "rspress",
     "vitepress-openapi",
     "zudoku",
-    "nextra",
-    "mkdocs",
-    "mkdocs-default",
-    "mkdocs-rtd",
-    "vuepress",
-    "vocs",
-    "starlight",
-    "starlight-redirects",
-    "sphinx",
-    "sphinx-rtd",
-    "pydata-sphinx",
-    "honkit",
+    *(app for app in DOC_APPS if app not in ("docute", "vitepress", "docsify")),
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
@@ -406,11 +413,16 @@ def hiding_supersessions(lore: Lore) -> int:
 
 def stopped_by(lore: Lore) -> str:
     """What ended the explorations of the pages captured: their budget, nothing left to try or
-    a circuit breaker, and the breakers that tripped on the way."""
+    a circuit breaker, and the breakers that tripped on the way ("-": nothing explored)."""
     models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
     ends = {m.model.get("stoppedBy") or "" for m in models}
-    trips = {b.split(":", 1)[0] for m in models for b in m.model.get("breakers", [])}
-    return " ".join(sorted(ends - {""}) + [f"+{t}" for t in sorted(trips)])
+    # "name: why", or "in <route>: name: why" inside a route's view
+    trips = {
+        re.sub(r"^in \S+: ", "", b).split(":", 1)[0]
+        for m in models
+        for b in m.model.get("breakers", [])
+    }
+    return " ".join(sorted(ends - {""}) + [f"+{t}" for t in sorted(trips)]) or "-"
 
 
 def lore_for(work: Path, name: str) -> Lore:
@@ -802,19 +814,21 @@ def pypi(app: str) -> Path:
 
 
 # MkDocs' themes: Material's with its instant navigation and no web fonts (they would come
-# from Google), and the two MkDocs ships: its own (the sections drop-down menus in a top bar)
-# and its Read the Docs theme.
+# from Google), the two MkDocs ships: its own (the sections drop-down menus in a top bar) and
+# its Read the Docs theme, Bootswatch's Cerulean and Terminal (see PACKAGES).
 MKDOCS_THEMES: dict[str, dict[str, Any]] = {
     "mkdocs": {"name": "material", "font": False, "features": ["navigation.instant"]},
     "mkdocs-default": {"name": "mkdocs"},
     "mkdocs-rtd": {"name": "readthedocs"},
+    "mkdocs-bootswatch": {"name": "cerulean"},
+    "mkdocs-terminal": {"name": "terminal"},
 }
 
 
 def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]], app: str = "mkdocs") -> str:
     """An MkDocs build of the pages (`/sites/<app>/part-<n>/<slug>/`) with the app's theme;
     Material's: instant navigation, the sidebar's sections of five collapsed until clicked."""
-    mkdocs = pypi("mkdocs") / "mkdocs"
+    mkdocs = pypi(app if app in PACKAGES else "mkdocs") / "mkdocs"
     project = root.parent / app
     docs = project / "docs"
     docs.mkdir(parents=True)
@@ -1031,6 +1045,9 @@ SPHINX_THEMES = {
     "sphinx": "furo",
     "sphinx-rtd": "sphinx_rtd_theme",
     "pydata-sphinx": "pydata_sphinx_theme",
+    "sphinx-book": "sphinx_book_theme",
+    "shibuya": "shibuya",
+    "sphinxawesome": "sphinxawesome_theme",
 }
 
 
@@ -1192,7 +1209,8 @@ def main() -> None:
         help="also redoc, openapi-explorer, spec-renderer (Kong's), openapi-ui, "
         "vitepress-openapi, zudoku, docsify, docusaurus, rspress, nextra, mkdocs, vuepress, vocs, "
         "starlight, starlight-redirects (its links redirected), sphinx, sphinx-rtd, pydata-sphinx, "
-        "mkdocs-default, mkdocs-rtd and honkit: "
+        "sphinx-book, shibuya, sphinxawesome, mkdocs-default, mkdocs-rtd, mkdocs-bootswatch, "
+        "mkdocs-terminal and honkit: "
         "apps lore was not tuned on, to check that it generalises",
     )
     parser.add_argument("--specs", default="", help="comma-separated spec files; default: all")
