@@ -5,8 +5,9 @@ details, expander, dropdown, list item, load more, pagination, cookie banner), l
 choose one, acts, waits for the page to settle (network idle, DOM quiet, at least 0.5 s, at most
 5 s), measures what changed on element signatures, and hands a changed DOM to the caller as a
 `post_interaction` snapshot. Circuit breakers stop loops: an action repeated under new selectors,
-a page that keeps returning to the same state, a streak of steps that changed nothing, scrolling
-that loads nothing; a step budget and a time budget bound the rest. What was learned (page type,
+a page that keeps returning to the same state (its own controls stop; the pages its navigation
+names are still visited), a streak of steps that changed nothing, scrolling that loads nothing;
+a step budget and a time budget bound the rest. What was learned (page type,
 key elements, behaviours seen and confirmed) comes back as a `PageUnderstanding`."""
 
 from __future__ import annotations
