@@ -68,9 +68,9 @@ PRIORITY = {
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
 # routes, lists and pages; a view's buttons are mostly copy, share and try-it).
 IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
-# What in a navigation is a page of the app: a link to another page or route, or an item that
-# swaps the main view in place.
-PAGES = frozenset({"route", "nav_link", "list_item"})
+# What in a navigation is a page of the app: a link to another page, or an item that swaps the
+# main view in place (a link to a client-side route is one wherever it is).
+NAV_PAGES = frozenset({"nav_link", "list_item"})
 # What opens a part of the view in place: what it shows is the page's, whatever the address
 # says after it, unless it showed that part alone (see `_act`).
 DISCLOSURES = frozenset({"details", "expander"})
@@ -404,7 +404,7 @@ class Explorer:
                 continue
             if self._shared is not None and not _own_in_route(c, self._shared):
                 continue
-            if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in PAGES)):
+            if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in NAV_PAGES)):
                 continue
             if c.nav and c.key in self._unfolded:
                 continue

@@ -8,7 +8,7 @@ operation's panels are opened, and collapsing or copying supersedes nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import pytest
 from fastapi.testclient import TestClient
@@ -1081,6 +1081,22 @@ def harbor_page(slug: str, toc: str = "") -> Page:
     )
 
 
+def harbor_explored(
+    client: TestClient, site: Site, pages: Iterable[str], max_actions: int
+) -> tuple[dict, list[tuple[str, str]]]:
+    """Capture the site's home page `/harbor/`, exploring: what it learned and its steps (label,
+    effect), once its routes are checked to be the `pages` (slugs: a path's last slash is
+    dropped in the canonical URL)."""
+    job = capture(client, site.url("/harbor/"), maxActions=max_actions)
+    assert job["status"] == "completed", job
+    learned = model(client, site)
+    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    assert sorted(learned["understanding"]["routes"]) == sorted(
+        site.url(f"/harbor/{s}") for s in pages
+    ), steps
+    return learned, steps
+
+
 @pytest.mark.parametrize("moved", ["", "/"], ids=["as_linked", "redirected"])
 def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
     make_client: Callable[..., TestClient], site: Site, moved: str
@@ -1103,15 +1119,9 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
                     b"", status=301, headers={"Location": f"/harbor/{slug}/"}
                 )
     client = make_client()
-    job = capture(client, site.url("/harbor/"), maxActions=20)
-    assert job["status"] == "completed", job
     pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
-    learned = model(client, site)
-    understanding = learned["understanding"]
-    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
-    # (canonical: a path's last slash dropped)
-    assert sorted(understanding["routes"]) == sorted(site.url(f"/harbor/{s}") for s in pages), steps
-    assert understanding["pageType"] != "routed_app"  # no client-side router
+    learned, _ = harbor_explored(client, site, pages, max_actions=20)
+    assert learned["understanding"]["pageType"] != "routed_app"  # no client-side router
     for slug in pages:
         own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}{moved}"), ""))
         assert f"how moorings handle {slug}." in own, (slug, own)
@@ -1171,13 +1181,7 @@ def test_a_top_bar_s_drop_down_menus_are_walked_one_at_a_time(
     for slug in pages:
         site.pages[f"/harbor/{slug}/"] = navbar_page(slug)
     client = make_client()
-    job = capture(client, site.url("/harbor/"), maxActions=20)
-    assert job["status"] == "completed", job
-    learned = model(client, site)
-    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
-    assert sorted(learned["understanding"]["routes"]) == sorted(
-        site.url(f"/harbor/{s}") for s in pages
-    ), steps
+    _, steps = harbor_explored(client, site, pages, max_actions=20)
     for slug in pages:
         own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}/"), ""))
         assert f"how moorings handle {slug}." in own, (slug, own)
@@ -1206,15 +1210,8 @@ def test_a_table_of_contents_marked_expanded_is_no_control(
     pages = ("install", "upgrade", "backup", "cli", "config")
     for slug in pages:
         site.pages[f"/harbor/{slug}"] = harbor_page(slug)
-    client = make_client()
-    job = capture(client, site.url("/harbor/"), maxActions=12)
-    assert job["status"] == "completed", job
-    learned = model(client, site)
-    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    _, steps = harbor_explored(make_client(), site, pages, max_actions=12)
     assert not [label for label, _ in steps if "Usage" in label or "FAQ" in label], steps
-    assert sorted(learned["understanding"]["routes"]) == sorted(
-        site.url(f"/harbor/{s}") for s in pages
-    ), steps
 
 
 # Four controls in the page's text that each show or hide the same panel (and say they are
@@ -1240,15 +1237,8 @@ def test_a_state_loop_ends_the_page_s_own_controls_not_the_visit_of_its_pages(
     pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
     for slug in pages:
         site.pages[f"/harbor/{slug}"] = harbor_page(slug)
-    client = make_client()
-    job = capture(client, site.url("/harbor/"), maxActions=20)
-    assert job["status"] == "completed", job
-    learned = model(client, site)
-    steps = [(step["label"], step["effect"]) for step in learned["steps"]]
+    learned, steps = harbor_explored(make_client(), site, pages, max_actions=20)
     flips = ["Details", "Inspection", "Schedule", "Season"]
     assert [label for label, _ in steps if label in flips] == flips, steps
     assert any(b.startswith("state_loop") for b in learned["breakers"]), learned["breakers"]
     assert learned["stoppedBy"] == "breaker:state_loop"
-    assert sorted(learned["understanding"]["routes"]) == sorted(
-        site.url(f"/harbor/{s}") for s in pages
-    ), steps
