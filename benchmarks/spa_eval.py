@@ -400,9 +400,13 @@ def capture(lore: Lore, url: str, explore: bool, max_actions: int) -> dict[str, 
     return run(lore, job.id, f"capture of {url}")
 
 
-def hiding_supersessions(lore: Lore) -> int:
+def site_models(lore: Lore) -> list[Any]:
+    """What the captures learned about the pages served here (their steps and breakers)."""
+    return list(lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100))
+
+
+def hiding_supersessions(models: list[Any]) -> int:
     """Chunks superseded by steps that collapse, hide, close or copy."""
-    models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
     return sum(
         step.get("superseded", 0)
         for m in models
@@ -411,10 +415,9 @@ def hiding_supersessions(lore: Lore) -> int:
     )
 
 
-def stopped_by(lore: Lore) -> str:
+def stopped_by(models: list[Any]) -> str:
     """What ended the explorations of the pages captured: their budget, nothing left to try or
     a circuit breaker, and the breakers that tripped on the way ("-": nothing explored)."""
-    models = lore.catalog.site_models(lore.tenant, "127.0.0.1", limit=100)
     ends = {m.model.get("stoppedBy") or "" for m in models}
     # "name: why", or "in <route>: name: why" inside a route's view
     trips = {
@@ -454,8 +457,9 @@ def api_app(
             explored = capture(lore, url, explore=True, max_actions=len(ops) * 6 + 20)
             shown = captured(lore, page)
             after = [retrievable(lore, shown, op) for op in ops]
-            hidden = hiding_supersessions(lore)
-            stopped = stopped_by(lore)
+            models = site_models(lore)
+            hidden = hiding_supersessions(models)
+            stopped = stopped_by(models)
         finally:
             lore.close()
         row: dict[str, Any] = {
@@ -1175,8 +1179,9 @@ def doc_app(
                 )
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
-            hidden = hiding_supersessions(lore)
-            stopped = stopped_by(lore)
+            models = site_models(lore)
+            hidden = hiding_supersessions(models)
+            stopped = stopped_by(models)
         finally:
             lore.close()
         row = {
