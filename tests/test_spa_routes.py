@@ -1060,6 +1060,8 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
 # A multi-page documentation site (Starlight, Sphinx, Hugo): every page a document of its own
 # with the same header and sidebar, its sections `details` shut but for the current page's.
 HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "missing")}
+# The pages the navigation names that answer (missing answers 404).
+HARBOR_PAGES = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
 
 
 def harbor_page(slug: str, toc: str = "") -> Page:
@@ -1119,7 +1121,7 @@ def test_a_multi_page_site_s_navigation_is_visited_page_by_page(
                     b"", status=301, headers={"Location": f"/harbor/{slug}/"}
                 )
     client = make_client()
-    pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
+    pages = HARBOR_PAGES
     learned, _ = harbor_explored(client, site, pages, max_actions=20)
     assert learned["understanding"]["pageType"] != "routed_app"  # no client-side router
     for slug in pages:
@@ -1234,7 +1236,7 @@ def test_a_state_loop_ends_the_page_s_own_controls_not_the_visit_of_its_pages(
     of the site's navigation still unvisited. Now the breaker ends the page's own controls:
     the pages its navigation names are visited all the same."""
     site.pages["/harbor/"] = Page(harbor_page("home").body.replace(b"</main>", FLIP_FLOP))
-    pages = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
+    pages = HARBOR_PAGES
     for slug in pages:
         site.pages[f"/harbor/{slug}"] = harbor_page(slug)
     learned, steps = harbor_explored(make_client(), site, pages, max_actions=20)
