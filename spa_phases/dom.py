@@ -123,6 +123,9 @@ class Region:
     hidden: bool  # invisible to a person when the snapshot was taken
     injection: bool  # hidden and reads like instructions to a model
     navigation: bool = False  # the page's navigation (a sidebar, a menu, a pager): `_navigation`
+    # The titles of headings in it that a person cannot see (a closed dialog's, when the
+    # dialog is no region of its own): they do not title the page.
+    hidden_headings: tuple[str, ...] = ()
 
 
 def reads_like_instructions(text: str) -> bool:
@@ -415,6 +418,13 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
         navigation = _navigation(element)
         text = _markdown(element)
         inside_injection = any(a in injected for a in element.iterancestors())
+        shut = (
+            ()
+            if element in hidden
+            else tuple(
+                title for e in element.iter(*_HEADINGS) if e in hidden and (title := _title(e))
+            )
+        )
         if element is not body:
             element.drop_tree()  # keeps the text after it (its tail) in the parent
         if text:
@@ -426,6 +436,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                     hidden=element in hidden,
                     injection=element in injected or inside_injection,
                     navigation=navigation,
+                    hidden_headings=shut,
                 )
             )
     found.reverse()
@@ -474,6 +485,7 @@ def _sections(region: Region) -> list[Region]:
                 hidden=region.hidden,
                 injection=region.injection,
                 navigation=region.navigation,
+                hidden_headings=region.hidden_headings,
             )
         )
     return out

@@ -485,6 +485,7 @@ def _joined(run: list[Region]) -> Region:
         run[0],
         scope=f"{parent} > :is({members})",
         markdown="\n\n".join(r.markdown for r in run),
+        hidden_headings=tuple(t for r in run for t in r.hidden_headings),
     )
 
 
@@ -541,8 +542,14 @@ def _led(path: tuple[str, ...], text: str, leads: dict[str, str]) -> tuple[str, 
 
 
 def _title(found: list[Region]) -> str | None:
+    """The first heading a person sees, else the first at all (a closed panel's). A closed
+    chat dialog ahead of the page's own content (Scalar's "How can I help you today?") titled
+    every chunk of the page."""
+    shut = None
     for region in found:
         for line in region.markdown.splitlines():
-            if line.startswith("#"):
-                return line.lstrip("#").strip() or None
-    return None
+            if line.startswith("#") and (title := line.lstrip("#").strip()):
+                if not region.hidden and title not in region.hidden_headings:
+                    return title
+                shut = shut or title
+    return shut

@@ -110,6 +110,28 @@ def test_hidden_panels_are_kept_and_revealed_content_is_added(
     assert "zebras" not in texts and "Template text" not in texts and "window.app" not in texts
 
 
+def test_a_snapshot_is_titled_by_the_first_heading_a_person_sees(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """An API reference whose closed chat dialog comes first in the DOM (Scalar's "How can I
+    help you today?"): every chunk of the page was titled by the dialog's heading. A hidden
+    heading titles the page only when no heading shows."""
+    client = make_client()
+    chat = '<div style="display:none"><h1>How can I help you today?</h1><p>Ask.</p></div>'
+    post(client, "initial", INITIAL.replace("<body>", "<body>" + chat))
+    top = resolve(client, "who submitted the request?")[0]
+    assert "Dana Reyes" in top["text"] and top["title"] == "Expense request 42"
+
+    hidden_only = URL.replace("42", "43")
+    dom = "<html><body>" + chat + "<p>Request 43 waits for a manager.</p></body></html>"
+    body = {"url": hidden_only, "phase": "initial", "dom": dom}
+    assert client.post("/knowledge/spa/snapshots", json=body).status_code == 201
+    response = client.get(
+        "/knowledge/resolve", params={"url": hidden_only, "query": "who approves request 43?"}
+    )
+    assert response.json()["chunks"][0]["title"] == "How can I help you today?"
+
+
 def test_hidden_instructions_are_flagged_and_kept_out_of_agent_context(
     make_client: Callable[..., TestClient],
 ) -> None:
