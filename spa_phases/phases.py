@@ -12,7 +12,9 @@ Either way, a stored chunk of the same URL whose scope the new snapshot covers w
 content is marked `superseded_by` (the new chunk of that scope) and `superseded_at`: it stays for
 history, and retrieval leaves it out unless asked. A region absent from the new snapshot (a tab
 panel unmounted, say) supersedes nothing: absence is not a different answer; nor does a snapshot
-taken after switching views (`supersede=False`: a tab showing another panel in the same place)."""
+taken after switching views (`supersede=False`: a tab showing another panel in the same place),
+but for an earlier state of a scope whose every word it says again with more (a panel opened
+further)."""
 
 from __future__ import annotations
 
@@ -190,10 +192,10 @@ class PhaseIngestor:
             )
         elif self._exists(snapshot.tenant_id, doc_id):
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
-        superseded = 0
-        if snapshot.supersede:
-            shown = others if before is None else self._shown(snapshot, before, others)
-            superseded = self._supersede(shown, chunks, keep, parts)
+        shown = others
+        if snapshot.supersede and before is not None:
+            shown = self._shown(snapshot, before, others)
+        superseded = self._supersede(shown, chunks, keep, parts, snapshot.supersede)
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
@@ -370,6 +372,7 @@ class PhaseIngestor:
         chunks: list[Chunk],
         keep: list[Chunk],
         parts: dict[str, set[str]],
+        replaced: bool = True,
     ) -> int:
         """Mark older chunks of a scope this snapshot shows with different content. A scope
         whose new content is only part of what it held (a model collapsed to its name, a list
@@ -377,7 +380,13 @@ class PhaseIngestor:
         run of blocks counts for each of its members (`parts`: a new member's own words), so a
         run whose edges moved (a block grew out of it, or collapsed into it) still meets what
         it overlaps; an old run's words count for each of its members, which errs towards
-        superseding less."""
+        superseding less.
+
+        After an action that does not replace (`replaced` False: a view switch, a panel
+        opened), only what the scope now says again with more is superseded: an earlier,
+        less open state of the same panel (Scalar's operation stored with its responses
+        shut, then one open, then both, three near-copies filling an agent's top results).
+        Another view's content stays."""
         shown: dict[str, set[str]] = defaultdict(set)
         words: dict[str, set[str]] = defaultdict(set)
         for chunk in chunks:
@@ -398,7 +407,11 @@ class PhaseIngestor:
             if old.flag is not None:
                 continue
             for scope in _members(old.scope or ""):
-                if scope in newest and old.content_hash not in shown[scope]:
+                if (
+                    scope in newest
+                    and old.content_hash not in shown[scope]
+                    and (replaced or _words(old.text) < words[scope])
+                ):
                     stale[newest[scope]].append(old.id)
                     break
         at = utcnow().isoformat()

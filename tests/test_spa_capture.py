@@ -299,6 +299,56 @@ document.getElementById('refresh').addEventListener('click', () => {
     assert any("Pending" in c["text"] and c["supersededBy"] for c in history)
 
 
+OPERATION = app(
+    """<h1>Pet store API</h1>
+<section id="op-list-pets"><h2>GET /pets</h2><p>Returns all pets the user may see, oldest
+first.</p><h3>Responses</h3>
+<div class="response"><button aria-expanded="false" data-code="200">200</button>
+<div class="schema"></div></div>
+<div class="response"><button aria-expanded="false" data-code="default">default</button>
+<div class="schema"></div></div></section>""",
+    """
+const schemas = {
+  '200': '<p>A page of pets.</p><ul><li>id integer: the pet identifier</li>'
+    + '<li>name string: what the owner calls the pet</li></ul>',
+  'default': '<p>Unexpected error.</p><ul><li>code integer: the error number</li>'
+    + '<li>message string: what went wrong</li></ul>',
+};
+document.querySelectorAll('[data-code]').forEach(b => b.addEventListener('click', () => {
+  const open = b.getAttribute('aria-expanded') === 'true';
+  b.nextElementSibling.innerHTML = open ? '' : schemas[b.dataset.code];
+  b.setAttribute('aria-expanded', String(!open));
+}));
+""",
+)
+
+
+def test_a_panel_opened_further_supersedes_its_less_open_states(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Scalar stored an operation three times over: with its responses shut, with one open,
+    then with both, none superseded (opening is no replacing), so three near-copies filled an
+    agent's top results. A state whose every word a later state of the same region says again
+    is superseded by it; what was shown is all still there."""
+    site.pages["/pets-api"] = OPERATION
+    client = make_client()
+    url = site.url("/pets-api")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    answer = resolve(client, url, "GET /pets list all pets responses", k=20)
+    described = [c for c in answer if "Returns all pets" in c["text"]]
+    assert len(described) == 1, [c["text"] for c in described]
+    said = " ".join(c["text"] for c in answer)
+    for words in ("what the owner calls the pet", "what went wrong", "oldest first"):
+        assert words in " ".join(said.split())
+    history = resolve(
+        client, url, "GET /pets list all pets responses", k=20, includeSuperseded="true"
+    )
+    states = {c["id"]: c["supersededBy"] for c in history if "Returns all pets" in c["text"]}
+    assert len(states) >= 2 and states[described[0]["id"]] is None
+    assert set(states.values()) - {None} <= set(states)  # each by a later state of it
+
+
 LIST = app(
     """<h1>Product catalogue</h1><ul id="products"></ul>
 <button id="next">Next</button>

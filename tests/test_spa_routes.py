@@ -285,8 +285,12 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
         # "Collapse all" replaced each description with less: it still answers.
         found = " ".join(c["text"] for c in resolve(client, url, f"{title} {description}", k=8))
         assert f"{description} (operation {n})." in found, title
-    assert job["counts"]["superseded"] == 0
     learned = model(client, site)
+    # Opening a response supersedes the operation's less open state, which it says again;
+    # collapsing supersedes nothing.
+    collapsed = [s for s in learned["steps"] if s["label"] == "Collapse all"]
+    assert collapsed and not any(s.get("superseded") for s in collapsed)
+    assert job["counts"]["superseded"] <= 2 * len(OPERATIONS)
     labels = [s["label"] for s in learned["steps"]]
     assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
     assert "Collapse all" in labels
