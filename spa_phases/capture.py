@@ -15,7 +15,7 @@ from crawl import FetchError, Renderer
 from spa_phases.errors import CaptureError, SnapshotError
 from spa_phases.explorer import ExploreOptions, Explorer, PageUnderstanding, Policy, Step
 from spa_phases.page_scripts import WATCH_MUTATIONS
-from spa_phases.phases import Snapshot, SnapshotResult
+from spa_phases.phases import Change, Snapshot, SnapshotResult
 from spa_phases.recipes import RecipeReport, run_recipe
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,7 @@ class Capture:
             dom: str,
             trigger: str | None,
             scope_prefix: str | None = None,
-            supersede: bool = True,
+            change: Change = "replaced",
             url: str | None = None,
             before: str | None = None,
         ) -> int:
@@ -134,7 +134,7 @@ class Capture:
                 source="spa",
                 source_id=self._source_id,
                 scope_prefix=scope_prefix,
-                supersede=supersede,
+                change=change,
                 shown_before=before,
                 origin=None if url is None else spec.url,
             )
@@ -154,10 +154,10 @@ class Capture:
             return result.chunks
 
         async def explorer_sink(
-            dom: str, trigger: str | None, supersede: bool, route: str | None, shown: str | None
+            dom: str, trigger: str | None, change: Change, route: str | None, shown: str | None
         ) -> tuple[int, int]:
             before = report.superseded
-            stored = await sink(dom, trigger, supersede=supersede, url=route, before=shown)
+            stored = await sink(dom, trigger, change=change, url=route, before=shown)
             return stored, report.superseded - before
 
         options = replace(self._options, max_actions=spec.max_actions)

@@ -38,6 +38,7 @@ from spa_phases.page_scripts import (
     SIGNATURES,
     UNMARK_HIDDEN,
 )
+from spa_phases.phases import Change
 from spa_phases.scan import page_patterns
 
 if TYPE_CHECKING:
@@ -245,14 +246,16 @@ class DeterministicPolicy:
 
 # Actions that switch the view in place: what they hide is still true, so nothing they replace
 # is superseded (a Refresh or Approve button's change is), nor by any control in a navigation.
-VIEW_SWITCHES = frozenset(
-    {"tab", "list_item", "pagination", "details", "expander", "dropdown", "option", "load_more"}
-)
+# A disclosure opens a panel further: it supersedes only the panel's earlier states that it
+# says again (`Change`).
+VIEW_SWITCHES = frozenset({"tab", "list_item", "pagination", "dropdown", "option", "load_more"})
 
-SnapshotSink = Callable[[str, str | None, bool, str | None, str | None], Awaitable[tuple[int, int]]]
-"""(dom, trigger action or None for the initial phase, supersede, the client-side route's URL
-or None for the page's own, the DOM just before the action or None) -> (chunks stored,
-superseded)."""
+SnapshotSink = Callable[
+    [str, str | None, Change, str | None, str | None], Awaitable[tuple[int, int]]
+]
+"""(dom, trigger action or None for the initial phase, what the action did, the client-side
+route's URL or None for the page's own, the DOM just before the action or None) -> (chunks
+stored, superseded)."""
 
 
 class _Network:
@@ -367,11 +370,11 @@ class Explorer:
     async def snapshot(
         self,
         trigger: str | None,
-        supersede: bool = True,
+        change: Change = "replaced",
         route: str | None = None,
         before: str | None = None,
     ) -> tuple[int, int]:
-        return await self.sink(await self._dom(), trigger, supersede, route, before)
+        return await self.sink(await self._dom(), trigger, change, route, before)
 
     async def _dom(self) -> str:
         try:
@@ -438,7 +441,7 @@ class Explorer:
                 if scrolls < o.max_scrolls and await self._scroll(state):
                     scrolls += 1
                     # what it loaded (an infinite list's next items), stored as it may route away
-                    await self.snapshot("scroll(end)", supersede=False)
+                    await self.snapshot("scroll(end)", change="switched")
                     state = await self._state()
                     continue
                 if not scrolled_up and await self._scroll_up():
@@ -525,10 +528,14 @@ class Explorer:
         started = time.monotonic()
         # A control in a navigation (a sidebar entry that shows an operation in place) switches
         # the view too.
-        supersede = (
-            choice.pattern not in VIEW_SWITCHES
-            and not choice.nav
-            and not HIDING.search(choice.label)
+        change: Change = (
+            "hid"
+            if HIDING.search(choice.label)
+            else "switched"
+            if choice.nav or choice.pattern in VIEW_SWITCHES
+            else "opened"
+            if choice.pattern in DISCLOSURES
+            else "replaced"
         )
         # What may be superseded is what the action replaced: what was on screen before it,
         # not the other views stored earlier under the same region; and what a route's view
@@ -594,7 +601,9 @@ class Explorer:
             except Exception:
                 region = None
             stored, superseded = await self.snapshot(
-                choice.action, supersede=supersede, before=shown if supersede else None
+                choice.action,
+                change=change,
+                before=shown if change in ("replaced", "opened") else None,
             )
             if effect == "opened_dialog":  # its content is stored; close it to go on
                 await self._close_dialog()
@@ -705,10 +714,10 @@ class Explorer:
         await self.settle()
 
         async def sink(
-            dom: str, trigger: str | None, supersede: bool, to: str | None, before: str | None
+            dom: str, trigger: str | None, change: Change, to: str | None, before: str | None
         ) -> tuple[int, int]:
             # under this route, or the route a click inside it reached
-            return await self.sink(dom, trigger, supersede, to or route, before)
+            return await self.sink(dom, trigger, change, to or route, before)
 
         inner = Explorer(
             self.page,

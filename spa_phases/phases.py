@@ -11,10 +11,9 @@
 Either way, a stored chunk of the same URL whose scope the new snapshot covers with different
 content is marked `superseded_by` (the new chunk of that scope) and `superseded_at`: it stays for
 history, and retrieval leaves it out unless asked. A region absent from the new snapshot (a tab
-panel unmounted, say) supersedes nothing: absence is not a different answer; nor does a snapshot
-taken after switching views (`supersede=False`: a tab showing another panel in the same place),
-but for an earlier state of a scope whose every word it says again with more (a panel opened
-further)."""
+panel unmounted, say) supersedes nothing: absence is not a different answer. What an action did
+(`Change`) decides the rest: a view switched or content hidden supersedes nothing, a panel
+opened further only the earlier states of it that it says again with more."""
 
 from __future__ import annotations
 
@@ -55,6 +54,16 @@ LABEL_CHARS = 120
 LABEL_WORDS = 6
 
 
+Change = Literal["replaced", "opened", "switched", "hid"]
+"""What an action did to what it changed: "replaced": other content in its place (a Refresh or
+Approve button's), and what the scope said before is superseded; "opened": a panel opened
+further, and only an earlier state of it that one new chunk says again, every word and more,
+is superseded; "switched": another view in the same place (a tab, a list item, a page of
+results, a navigation entry): the other views are still true and nothing is superseded;
+"hid": less shown (a collapse, a close, a copy): nothing is superseded, and nothing is stored
+that a current chunk of its scope says already."""
+
+
 @dataclass(frozen=True)
 class Snapshot:
     tenant_id: str
@@ -69,9 +78,9 @@ class Snapshot:
     # Scopes become "<prefix> >> <selector>": one details panel shown for many list items
     # holds each item's details under its own scope, so no item supersedes another.
     scope_prefix: str | None = None
-    # False for an action that switches between views (a tab, a list item, a page of results):
-    # the other views' content is still true, only not shown, so nothing is superseded.
-    supersede: bool = True
+    # What the action did where the snapshot differs (`Change`): by default it replaced
+    # what was there.
+    change: Change = "replaced"
     # The DOM just before the action, where the sender knows it (lore's own explorer): only
     # what it showed can be superseded, not another view stored earlier under the same region
     # (an operation a sidebar entry showed before the one on screen). None: whatever of the
@@ -178,6 +187,8 @@ class PhaseIngestor:
         known = 0
         if snapshot.phase == "post_interaction":
             held = {c.content_hash for c in others}
+            if snapshot.change == "hid":  # a panel shut again: its open state says it all
+                held |= {c.content_hash for c in chunks if _said_more(c, others)}
             known = sum(1 for c in chunks if c.content_hash in held)
             keep = [c for c in keep if c.content_hash not in held]
         embedded = 0
@@ -192,10 +203,13 @@ class PhaseIngestor:
             )
         elif self._exists(snapshot.tenant_id, doc_id):
             self._indexer.delete(snapshot.tenant_id, doc_id)  # all of it is held elsewhere now
-        shown = others
-        if snapshot.supersede and before is not None:
-            shown = self._shown(snapshot, before, others)
-        superseded = self._supersede(shown, chunks, keep, parts, snapshot.supersede)
+        superseded = 0
+        if snapshot.change in ("replaced", "opened"):
+            shown = others if before is None else self._shown(snapshot, before, others)
+            if snapshot.change == "replaced":
+                superseded = self._supersede(shown, chunks, keep, parts)
+            else:
+                superseded = self._supersede_opened(shown, chunks, keep)
         return SnapshotResult(
             document_id=doc_id if keep else None,
             phase=snapshot.phase,
@@ -372,7 +386,6 @@ class PhaseIngestor:
         chunks: list[Chunk],
         keep: list[Chunk],
         parts: dict[str, set[str]],
-        replaced: bool = True,
     ) -> int:
         """Mark older chunks of a scope this snapshot shows with different content. A scope
         whose new content is only part of what it held (a model collapsed to its name, a list
@@ -380,13 +393,7 @@ class PhaseIngestor:
         run of blocks counts for each of its members (`parts`: a new member's own words), so a
         run whose edges moved (a block grew out of it, or collapsed into it) still meets what
         it overlaps; an old run's words count for each of its members, which errs towards
-        superseding less.
-
-        After an action that does not replace (`replaced` False: a view switch, a panel
-        opened), only what the scope now says again with more is superseded: an earlier,
-        less open state of the same panel (Scalar's operation stored with its responses
-        shut, then one open, then both, three near-copies filling an agent's top results).
-        Another view's content stays."""
+        superseding less."""
         shown: dict[str, set[str]] = defaultdict(set)
         words: dict[str, set[str]] = defaultdict(set)
         for chunk in chunks:
@@ -407,13 +414,38 @@ class PhaseIngestor:
             if old.flag is not None:
                 continue
             for scope in _members(old.scope or ""):
-                if (
-                    scope in newest
-                    and old.content_hash not in shown[scope]
-                    and (replaced or _words(old.text) < words[scope])
-                ):
+                if scope in newest and old.content_hash not in shown[scope]:
                     stale[newest[scope]].append(old.id)
                     break
+        at = utcnow().isoformat()
+        for by, ids in stale.items():
+            self._indexer.store.set_payload(
+                ids, {"superseded_by": by, "superseded_at": at, "state": "superseded"}
+            )
+        return sum(len(ids) for ids in stale.values())
+
+    def _supersede_opened(self, shown: list[Chunk], chunks: list[Chunk], keep: list[Chunk]) -> int:
+        """After a panel opened further: mark each chunk on screen before whose every word a
+        new chunk of its scope says again, with more. Scalar stored each operation with its
+        responses shut, then one open, then both: three near-copies that filled an agent's
+        top results. What the new state does not say again stays."""
+        stale: dict[str, list[str]] = defaultdict(list)
+        hashes = {c.content_hash for c in chunks}
+        for old in shown:
+            if old.flag is not None or old.content_hash in hashes:
+                continue
+            said = _words(old.text)
+            scopes = set(_members(old.scope or ""))
+            by = next(
+                (
+                    new.id
+                    for new in keep
+                    if scopes & set(_members(new.scope or "")) and said < _words(new.text)
+                ),
+                None,
+            )
+            if by is not None:
+                stale[by].append(old.id)
         at = utcnow().isoformat()
         for by, ids in stale.items():
             self._indexer.store.set_payload(
@@ -498,12 +530,22 @@ def _joined(run: list[Region]) -> Region:
         run[0],
         scope=f"{parent} > :is({members})",
         markdown="\n\n".join(r.markdown for r in run),
-        hidden_headings=tuple(t for r in run for t in r.hidden_headings),
     )
 
 
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
+
+
+def _said_more(chunk: Chunk, others: list[Chunk]) -> bool:
+    """Whether a current chunk of the same scope says every word of `chunk`, and more."""
+    said = _words(chunk.text)
+    scopes = set(_members(chunk.scope or ""))
+    return any(
+        said < _words(o.text) and scopes & set(_members(o.scope or ""))
+        for o in others
+        if o.flag is None
+    )
 
 
 def _heading_only(chunk: Chunk) -> bool:

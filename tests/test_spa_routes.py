@@ -285,12 +285,8 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
         # "Collapse all" replaced each description with less: it still answers.
         found = " ".join(c["text"] for c in resolve(client, url, f"{title} {description}", k=8))
         assert f"{description} (operation {n})." in found, title
+    assert job["counts"]["superseded"] == 0
     learned = model(client, site)
-    # Opening a response supersedes the operation's less open state, which it says again;
-    # collapsing supersedes nothing.
-    collapsed = [s for s in learned["steps"] if s["label"] == "Collapse all"]
-    assert collapsed and not any(s.get("superseded") for s in collapsed)
-    assert job["counts"]["superseded"] <= 2 * len(OPERATIONS)
     labels = [s["label"] for s in learned["steps"]]
     assert labels.count("200") == len(OPERATIONS) and labels.count("400") == len(OPERATIONS)
     assert "Collapse all" in labels
@@ -1065,7 +1061,7 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
 # with the same header and sidebar, its sections `details` shut but for the current page's.
 HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "missing")}
 # The pages the navigation names that answer (missing answers 404).
-HARBOR_PAGES = [s for slugs in HARBOR.values() for s in slugs if s != "missing"]
+HARBOR_PAGES = tuple(s for slugs in HARBOR.values() for s in slugs if s != "missing")
 
 
 def harbor_page(slug: str, toc: str = "") -> Page:
