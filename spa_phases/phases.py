@@ -188,7 +188,8 @@ class PhaseIngestor:
         if snapshot.phase == "post_interaction":
             held = {c.content_hash for c in others}
             if snapshot.change == "hid":  # a panel shut again: its open state says it all
-                held |= {c.content_hash for c in chunks if _said_more(c, others)}
+                fuller = _by_scope(others)
+                held |= {c.content_hash for c in chunks if _fuller(c, fuller) is not None}
             known = sum(1 for c in chunks if c.content_hash in held)
             keep = [c for c in keep if c.content_hash not in held]
         embedded = 0
@@ -417,6 +418,10 @@ class PhaseIngestor:
                 if scope in newest and old.content_hash not in shown[scope]:
                     stale[newest[scope]].append(old.id)
                     break
+        return self._mark(stale)
+
+    def _mark(self, stale: dict[str, list[str]]) -> int:
+        """Mark chunks superseded, by the chunk each list is keyed by; how many."""
         at = utcnow().isoformat()
         for by, ids in stale.items():
             self._indexer.store.set_payload(
@@ -431,27 +436,13 @@ class PhaseIngestor:
         top results. What the new state does not say again stays."""
         stale: dict[str, list[str]] = defaultdict(list)
         hashes = {c.content_hash for c in chunks}
+        fuller = _by_scope(keep)
         for old in shown:
             if old.flag is not None or old.content_hash in hashes:
                 continue
-            said = _words(old.text)
-            scopes = set(_members(old.scope or ""))
-            by = next(
-                (
-                    new.id
-                    for new in keep
-                    if scopes & set(_members(new.scope or "")) and said < _words(new.text)
-                ),
-                None,
-            )
-            if by is not None:
-                stale[by].append(old.id)
-        at = utcnow().isoformat()
-        for by, ids in stale.items():
-            self._indexer.store.set_payload(
-                ids, {"superseded_by": by, "superseded_at": at, "state": "superseded"}
-            )
-        return sum(len(ids) for ids in stale.values())
+            if (fuller_one := _fuller(old, fuller)) is not None:
+                stale[fuller_one.id].append(old.id)
+        return self._mark(stale)
 
 
 def _packed(
@@ -537,15 +528,25 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
-def _said_more(chunk: Chunk, others: list[Chunk]) -> bool:
-    """Whether a current chunk of the same scope says every word of `chunk`, and more."""
+def _by_scope(chunks: list[Chunk]) -> dict[str, list[tuple[Chunk, set[str]]]]:
+    """Unflagged chunks, with their words, by each scope they stand for (`_members`)."""
+    out: dict[str, list[tuple[Chunk, set[str]]]] = defaultdict(list)
+    for chunk in chunks:
+        if chunk.flag is None:
+            words = _words(chunk.text)
+            for scope in _members(chunk.scope or ""):
+                out[scope].append((chunk, words))
+    return out
+
+
+def _fuller(chunk: Chunk, by_scope: dict[str, list[tuple[Chunk, set[str]]]]) -> Chunk | None:
+    """A chunk of `chunk`'s scope (`_by_scope`) that says every word of it, and more."""
     said = _words(chunk.text)
-    scopes = set(_members(chunk.scope or ""))
-    return any(
-        said < _words(o.text) and scopes & set(_members(o.scope or ""))
-        for o in others
-        if o.flag is None
-    )
+    for scope in _members(chunk.scope or ""):
+        for other, words in by_scope.get(scope, ()):
+            if said < words:
+                return other
+    return None
 
 
 def _heading_only(chunk: Chunk) -> bool:
