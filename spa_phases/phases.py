@@ -61,7 +61,7 @@ further, and only an earlier state of it that one new chunk says again, every wo
 is superseded; "switched": another view in the same place (a tab, a list item, a page of
 results, a navigation entry): the other views are still true and nothing is superseded;
 "hid": less shown (a collapse, a close, a copy): nothing is superseded, and nothing is stored
-that a current chunk of its scope says already."""
+that a current chunk of its scope says already, and more."""
 
 
 @dataclass(frozen=True)
