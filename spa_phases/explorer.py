@@ -67,13 +67,16 @@ PRIORITY = {
     "button": 10,
 }
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
-# routes, lists and pages; a view's buttons are mostly copy, share and try-it).
+# routes, lists and pages; a view's buttons are mostly copy, share and try-it). What one of
+# them shows is the page's, whatever the address says after it, unless it showed that part
+# alone (see `_act`).
 IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 # What in a navigation is a page of the app: a link to another page, or an item that swaps the
 # main view in place (a link to a client-side route is one wherever it is).
 NAV_PAGES = frozenset({"nav_link", "list_item"})
-# What opens a part of the view in place: what it shows is the page's, whatever the address
-# says after it, unless it showed that part alone (see `_act`).
+# The share of the page's texts a route's view shows again when it is the page itself.
+KEPT = 0.9
+# What opens a part of the view in place (supersession: see `_act`).
 DISCLOSURES = frozenset({"details", "expander"})
 # What hides, closes or copies shows nothing new: what it replaces stays true.
 HIDING = re.compile(
@@ -325,7 +328,8 @@ class Explorer:
         # Inside a route's view (see `_explore_route`): the controls of the page it was reached
         # from (the navigation and chrome they share), which are not clicked again there.
         self._shared: set[tuple[str, str]] | None = None
-        self._route_views: list[str] = []  # routes stored, to act inside once all are seen
+        # Routes stored, to act inside once all are seen, and whether each view keeps the page
+        self._route_views: list[tuple[str, bool]] = []
         # The state-loop breaker tripped: the page's own controls keep bringing it back to
         # where it was, and only the pages its navigation names are visited from then on.
         self._looping = False
@@ -449,7 +453,8 @@ class Explorer:
                     state = await self._state()
                     continue
                 if self._route_views:  # every route seen: now what is inside their views
-                    await self._explore_route(self._route_views.pop(0), url)
+                    view, kept = self._route_views.pop(0)
+                    await self._explore_route(view, url, kept)
                     state = await self._state()
                     continue
                 if scrolls >= o.max_scrolls:
@@ -563,15 +568,20 @@ class Explorer:
         effect = _effect(before, after)
         spied = (
             effect == "routed"
-            and choice.pattern in DISCLOSURES
+            and choice.pattern in IN_ROUTE
             and not choice.nav
-            and await self._changed_beside(choice)
+            and (
+                (choice.pattern not in DISCLOSURES and not choice.url)
+                or await self._changed_beside(choice)
+            )
         )
         if spied:
-            # A disclosure that changed the address and more than its own operation: the app
-            # wrote the section scrolled to into the address (Kong's renderer, which renders
-            # the next operation as the page scrolls). What it showed is this page's, not a
-            # route's (a Swagger UI operation's deep link shows that operation alone).
+            # A tab or picker that is no link, or a disclosure that changed more than its own
+            # operation, changed the address: the app wrote the section scrolled to into it
+            # (Kong's renderer, which renders the next operation as the page scrolls, and
+            # scrolls to an operation whose response code is picked). What it showed is this
+            # page's, not a route's (a Swagger UI operation's deep link shows that operation
+            # alone).
             effect = _effect(before, after | {"url": before["url"]})
         region: str | None = None
         stored = superseded = 0
@@ -589,7 +599,8 @@ class Explorer:
             await self._back(url)
             after = await self._state()
         elif effect == "routed":
-            stored, superseded = await self._store_route(before, after, shown)
+            opened = choice.action if choice.pattern in DISCLOSURES and not choice.url else None
+            stored, superseded = await self._store_route(before, after, shown, opened)
             await self._back(url)
             after = await self._state()
         elif effect != "no_change":
@@ -630,24 +641,32 @@ class Explorer:
         return step, after, spied or effect == "navigated"
 
     async def _store_route(
-        self, before: dict[str, Any], after: dict[str, Any], shown: str
+        self, before: dict[str, Any], after: dict[str, Any], shown: str, opened: str | None = None
     ) -> tuple[int, int]:
         """Store the view on screen, reached from `before` (whose DOM was `shown`), under its
-        own URL, once: (chunks stored, superseded)."""
+        own URL, once; and what a disclosure `opened` (its action) adds to it, where it opened
+        in place and the address followed (Kong's renderer writes the operation whose panel
+        opens into the address, a route reached before): (chunks stored, superseded)."""
         route = _route(after["url"])
         if not _new_text(before["signatures"], after["signatures"]):
             # The address changed and the view shows nothing new: a link to a heading
             # written as a route (docsify's `#/?id=usage`), not a page of its own.
             self._routes_seen.add(route)
             return 0, 0
-        if route in self._routes_seen:
+        first = route not in self._routes_seen
+        if not first and not opened:
             return 0, 0
         self._routes_seen.add(route)
-        stored, superseded = await self.snapshot(None, route=route, before=shown)
-        if stored:
+        stored, superseded = await self.snapshot(
+            None if first else opened,  # the route's own view, or what opened in it
+            change="replaced" if first else "opened",
+            route=route,
+            before=shown,
+        )
+        if stored and first:
             self.routes.append(route)
             if self._shared is None and await self._own_controls():
-                self._route_views.append(after["url"])
+                self._route_views.append((after["url"], _keeps(before, after)))
         return stored, superseded
 
     async def _page_of_site(self, url: str) -> bool:
@@ -693,12 +712,14 @@ class Explorer:
         here = _candidates(await self.page.evaluate(SCAN))
         return any(c.visible and _own_in_route(c, shared) for c in here)
 
-    async def _explore_route(self, url: str, back_to: str) -> None:
+    async def _explore_route(self, url: str, back_to: str, kept: bool) -> None:
         """Act inside a route's view, stored earlier, as on the page it is: its tabs and
         disclosures (an operation's other response codes) are stored under the route's URL.
-        Not the navigation or chrome it shares with the page it came from, nor other routes.
-        Done once the outer exploration has nothing left, so that it never costs a route its
-        visit; `actions_per_route` at most, within the budget."""
+        Not the navigation or chrome it shares with the page it came from, nor other routes;
+        in a view that keeps the page (`kept`: the page scrolled, its address naming the part
+        in view), not what was done on the page or in another such view. Done once the outer
+        exploration has nothing left, so that it never costs a route its visit;
+        `actions_per_route` at most, within the budget."""
         o = self.options
         left = min(o.actions_per_route, o.max_actions - len(self.steps))
         seconds = self._deadline - time.monotonic()
@@ -727,6 +748,8 @@ class Explorer:
             self.network,
         )
         inner._shared = shared
+        if kept:  # the same controls of the same document: done once in all
+            inner._tried = self._tried
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all
         inner._loaded = self._loaded
         try:
@@ -898,6 +921,16 @@ def _page_type(summary: ScanSummary, bindings: dict[str, str]) -> str:
 def _controls(scan: Scan) -> set[tuple[str, str]]:
     """A scan's controls by selector and label (how the explorer tells them apart)."""
     return {(c.selector, c.label) for c in scan.candidates}
+
+
+def _keeps(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether the view `after` still shows what `before` did, text for text (at least
+    `KEPT`): the page itself, scrolled, more of it drawn (Kong's renderer writes the operation
+    in view into the address), not a view that replaced the page's."""
+    texts = [sig for sig in before["signatures"] if sig.split("|", 1)[-1]]
+    shown = Counter(after["signatures"])
+    kept = sum((Counter(texts) & shown).values())
+    return bool(texts) and kept >= KEPT * len(texts)
 
 
 def _new_text(before: list[str], after: list[str]) -> bool:

@@ -154,11 +154,13 @@ class PhaseIngestor:
                 before = []
         chunks: list[Chunk] = []
         parts: dict[str, set[str]] = {}
-        if snapshot.origin is not None and snapshot.phase == "initial" and before:
+        if snapshot.origin is not None and before:
             # What the view showed before the click that routed is not the route's (a section
-            # a deep link opened earlier stays open; it is stored under its own route). By
-            # region, as packing runs them together with their new neighbours. A route that
-            # added nothing holds nothing (what it held before goes).
+            # a deep link opened earlier stays open; it is stored under its own route), nor,
+            # after a click inside a route's view, what the click left as it was (stored
+            # already, under the route or the page). By region, as packing runs them together
+            # with their new neighbours. A route that added nothing holds nothing (what it
+            # held before goes).
             seen = {(r.heading_path, r.markdown) for r in before}
             view = found
             found = [r for r in found if (r.heading_path, r.markdown) not in seen]

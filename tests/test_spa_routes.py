@@ -878,6 +878,129 @@ def test_what_a_disclosure_opens_stays_the_page_s_when_a_scroll_spy_changes_the_
     assert model(client, site)["routes"] == []
 
 
+def _coded_operation(n: int) -> str:
+    return (
+        f'<section id="op-{n}"><h2>Operation {n}</h2><p>Operation {n} weighs crates at a '
+        'depot.</p><div role="tablist"><button role="tab" aria-selected="true">200</button>'
+        '<button role="tab" aria-selected="false">404</button></div><div role="tabpanel">'
+        f'<p>The crates of operation {n} were weighed.</p></div><div style="height: 900px">'
+        "</div></section>"
+    )
+
+
+CODED = Page(
+    (
+        '<html><head><title>Scale API</title></head><body><h1>Scale API</h1><div id="ops">'
+        + "".join(_coded_operation(n) for n in range(2))
+        + """</div><script>
+// As Kong's spec renderer's response code picker: a code picked scrolls the page to its
+// operation, which is written into the address, and renders the next operations.
+const operation = (n) => `"""
+        + _coded_operation(999).replace("999", "${n}")
+        + """`;
+const wire = (section) => {
+  const n = Number(section.id.slice(3));
+  section.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+    section.querySelectorAll('[role=tab]').forEach(
+      (t) => t.setAttribute('aria-selected', String(t === tab)));
+    section.querySelector('[role=tabpanel]').innerHTML = tab.textContent === '404'
+      ? `<p>No depot holds the crates of operation ${n}.</p>`
+      : `<p>The crates of operation ${n} were weighed.</p>`;
+    section.scrollIntoView();
+    for (let m = document.querySelectorAll('#ops section').length; m < n + 3; m++) {
+      document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
+      wire(document.getElementById('op-' + m));
+    }
+    history.pushState(null, '', '#/operations/op-' + n);
+  }));
+};
+document.querySelectorAll('#ops section').forEach(wire);
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_what_a_tab_shows_stays_the_page_s_when_a_scroll_spy_changes_the_address(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Kong's response code picker scrolls to its operation, and the address follows the
+    scroll: the 404 response a tab showed was stored nowhere (the address read as a route
+    already seen). It is the page's, as what a disclosure opens there is."""
+    site.pages["/scale"] = CODED
+    client = make_client()
+    url = site.url("/scale")
+    job = capture(client, url, maxActions=6)
+    assert job["status"] == "completed", job
+    held = " ".join(c["text"] for c in resolve(client, url, "", k=80))
+    for n in range(3):  # each operation's "200" (shown already) and "404" clicked
+        assert f"No depot holds the crates of operation {n}." in held, (n, held)
+        assert resolve(client, f"{url}#/operations/op-{n}", "", k=50) == [], n
+    assert model(client, site)["routes"] == []
+
+
+# The spied page with a table of contents of links to each operation's address, which renders
+# the operations up to the one after it and scrolls there, on a click or when the page is
+# opened at it.
+SPIED_TOC = Page(
+    SPIED.body.replace(
+        b'<div id="ops">',
+        b'<nav class="toc">'
+        + b"".join(
+            b'<a href="#/operations/op-%d">%s crates</a> ' % (n, verb)
+            for n, verb in enumerate((b"Load", b"Weigh", b"Stack", b"Ship", b"Count", b"Store"))
+        )
+        + b'</nav><div id="ops">',
+    )
+    .replace(b"m < n + 3", b"m < Math.min(n + 3, 4)")  # the last two by the contents only
+    .replace(
+        b"document.querySelectorAll('#ops section').forEach(wire);",
+        b"""document.querySelectorAll('#ops section').forEach(wire);
+const goTo = (n) => {
+  for (let m = rendered(); m <= n + 1; m++) {
+    document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
+    wire(document.getElementById('op-' + m));
+  }
+  document.getElementById('op-' + n).scrollIntoView();
+};
+document.querySelectorAll('.toc a').forEach((a) => a.addEventListener('click', (event) => {
+  event.preventDefault();
+  goTo(Number(a.getAttribute('href').split('-').pop()));
+  history.pushState(null, '', a.getAttribute('href'));
+}));
+const draw = () => {  // as its router does at each address: drawn anew from the top
+  document.getElementById('ops').innerHTML = operation(0) + operation(1);
+  document.querySelectorAll('#ops section').forEach(wire);
+  if (location.hash) goTo(Number(location.hash.split('-').pop()));
+};
+window.addEventListener('popstate', draw);
+if (location.hash) goTo(Number(location.hash.split('-').pop()));""",
+    )
+)
+
+
+def test_a_view_that_is_the_page_it_came_from_is_not_explored_again(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Kong's renderer: a table of contents writes each operation into the address, and its
+    view is the page itself, scrolled. What the page's exploration did there (a disclosure
+    opened) is not done again inside each operation's view: Kong spent 20 of 56 actions on
+    the same "Show Child Parameters", after each of five routes."""
+    site.pages["/depot"] = SPIED_TOC
+    client = make_client()
+    url = site.url("/depot")
+    job = capture(client, url, maxActions=40)
+    assert job["status"] == "completed", job
+    found = model(client, site)
+    done = [(s["action"], s["label"]) for s in found["steps"]]
+    assert len(done) == len(set(done)), done
+    assert found["stoppedBy"] == "exhausted", found["stoppedBy"]
+    # what each disclosure opened is stored once, under the page or an operation's address
+    held = [c["text"] for u in (url, *found["routes"]) for c in resolve(client, u, "", k=80)]
+    for n in range(6):
+        said = [t for t in held if f"Crate weight of operation {n} in kilograms." in t]
+        assert len(said) == 1, (n, said, found["steps"])
+
+
 SECTIONS = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "api")}
 
 
