@@ -69,9 +69,6 @@ NAMED_WORDS = 6
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
 # when they have no id, from this many alike.
 REPEATED = 3
-# A block that opens with its heading and says at most this many words more (a method and a
-# path, a date) is a header: its heading leads what follows it in the block around it.
-HEADER_WORDS = 12
 # The longest open toggle's label that leads the regions of the block it opened.
 MAX_LABEL = 120
 # A sidebar, table of contents or menu without navigation markup is a region mostly of links:
@@ -353,35 +350,6 @@ def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:
     return tuple(title for _, title in outline)
 
 
-def _opening_heading(element: lxml.html.HtmlElement) -> tuple[float, str] | None:
-    """The level and title of the heading `element` opens with (no text before it), if any."""
-    heading = next(
-        (e for e in element.iter() if isinstance(e.tag, str) and _heading_level(e)), None
-    )
-    if heading is None or not (title := _title(heading)):
-        return None
-    said = " ".join(element.text_content().split())
-    if not said.startswith(" ".join(heading.text_content().split())):
-        return None
-    return _heading_level(heading), title
-
-
-def _header(element: lxml.html.HtmlElement) -> tuple[float, str] | None:
-    """The heading a header block opens with, which leads what follows the block in the one
-    around it (Kong's operation: its name and path in a block of their own, its parameters and
-    responses in the next). A header is a plain block (not a section, an article or a
-    navigation) that opens with its heading and says little more."""
-    if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
-        return None
-    if element.xpath(".//nav | .//*[@role='navigation']"):
-        return None
-    opening = _opening_heading(element)
-    if opening is None:
-        return None
-    rest = len(_WORD.findall(element.text_content())) - len(_WORD.findall(opening[1]))
-    return opening if rest <= HEADER_WORDS else None
-
-
 def _wraps_heading(element: lxml.html.HtmlElement) -> bool:
     """Whether all the text of `element` is one heading's (an id'd anchor around an `h3`, or
     around a line the capture marked as a title)."""
@@ -421,29 +389,17 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
-    entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]], tuple[float, str] | None]]
-    entered = []
+    entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]]]] = []
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
-            left, outline, lead = entered.pop()
-            parent = left.getparent()
-            if lead and parent in element.iterancestors():
-                # a header's heading leads what follows it in its parent, and only there
-                if not entered or entered[-1][0] is not parent:
-                    entered.append((parent, outline, None))
-                outline = [(lv, t) for lv, t in outline if lv < lead[0]] + [lead]
+            outline = entered.pop()[1]
         if (_is_container(element) and not _wraps_heading(element)) or element in injected:
             main = element.tag == "main" or element.get("role") == "main"
-            opening = _opening_heading(element)
-            # A block that opens with a heading is not led by one of its level or below.
-            led = [(lv, t) for lv, t in outline if opening is None or lv < opening[0]]
-            context = () if main else _titles(led)
+            context = () if main else _titles(outline)
             if element.get("role") == "tabpanel" and element.get("aria-labelledby"):
                 context += _labels(by_id, element.get("aria-labelledby", ""))
             starts.append((element, selector(element), context))
-            entered.append(
-                (element, list(outline), None if element in hidden else _header(element))
-            )
+            entered.append((element, list(outline)))
             if main:
                 outline = []
             elif label := _disclosure_label(element):  # leads the regions inside, below
@@ -451,7 +407,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
         elif (element in hidden and element.getparent() not in hidden) or element.get(
             TITLED_MARK
         ) is not None:
-            entered.append((element, list(outline), None))
+            entered.append((element, list(outline)))
         if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]
             if title := _title(element):

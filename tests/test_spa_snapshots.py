@@ -564,54 +564,6 @@ def test_an_open_toggle_that_starts_a_block_leads_the_regions_inside_it() -> Non
     assert paths["#open"] == ("repositories",), paths  # its own first line is the label
 
 
-def test_a_header_s_heading_leads_what_follows_it_and_a_card_s_leads_only_its_card() -> None:
-    """Kong's operation: its name in a header block beside its method and path, its
-    parameters and responses in the next block. They are about the operation (without it, a
-    query naming the operation missed its "state" parameter). A block that opens with its
-    heading and says more (a card) leads only itself; a section, a header in a hidden panel,
-    or one holding navigation leads nothing after it; a block opening with a heading is not
-    led by one of its level before it."""
-
-    def operation(name: str, path: str) -> str:
-        return (
-            f'<div class="op"><div class="op-header" data-testid="header-{name}">'
-            f"<h2>{name}</h2><span>get</span> <span>{path}</span><button>Copy</button></div>"
-            f'<section data-testid="params-{name}"><h3>Query Parameters</h3><p>state string, '
-            f"one of open, merged or declined: the pull requests of {path} to list</p>"
-            "</section></div>"
-        )
-
-    card = (
-        '<div class="card"><div class="card-title" data-testid="card-{0}"><h3>{0}</h3>'
-        "<p>{0} is a card whose paragraph says far more than a header would ever say about "
-        'it, so it leads only itself.</p></div><div data-testid="after-{0}"><p>What comes '
-        "after the {0} card, with words enough to make a region of its own.</p></div></div>"
-    )
-    found = regions(
-        "<html><body><h1>Pull requests</h1>"
-        + operation("listPullRequests", "/repos/{owner}/{slug}/pulls")
-        + operation("getPullRequest", "/repos/{owner}/{slug}/pulls/{id}")
-        + card.format("Rate limits")
-        + '<div class="box"><div data-testid="nav-head"><h3>Menu</h3><nav><a href="/a">Accounts</a>'
-        '<a href="/b">Billing</a><a href="/c">Crates</a><a href="/d">Depots</a>'
-        '<a href="/e">Exports</a></nav></div>'
-        '<div data-testid="after-nav"><p>What comes after a header holding a '
-        "navigation, with words enough to make a region.</p></div></div>"
-        + '<div class="box"><div data-testid="shut-head" style="display:none"><h3>Shut</h3>'
-        "<span>get /shut/{owner}/{slug}/items/{id}</span></div>"
-        '<div data-testid="after-shut"><p>What comes after a '
-        "hidden header, with words enough to make a region.</p></div></div>" + "</body></html>"
-    )
-    paths = {r.scope: r.heading_path for r in found}
-    for name in ("listPullRequests", "getPullRequest"):
-        # led by the header's heading; the one before it leads it no more
-        assert paths[f'[data-testid="params-{name}"]'] == ("Pull requests", name), paths
-        assert paths[f'[data-testid="header-{name}"]'] == ("Pull requests",), paths
-    assert paths['[data-testid="after-Rate limits"]'] == ("Pull requests",), paths
-    assert paths['[data-testid="after-nav"]'] == ("Pull requests",), paths
-    assert paths['[data-testid="after-shut"]'] == ("Pull requests",), paths
-
-
 TRY_IT = """<html><body>
 <section id="get-pet"><h2>GET /pets/{{id}}</h2>
 <p>Returns the pet with this id, with its name, its tag and the date it was adopted.</p>
