@@ -74,8 +74,11 @@ IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 # What in a navigation is a page of the app: a link to another page, or an item that swaps the
 # main view in place (a link to a client-side route is one wherever it is).
 NAV_PAGES = frozenset({"nav_link", "list_item"})
-# The share of the page's texts a route's view shows again when it is the page itself.
+# A route's view is the page itself when it shows again this share of the page's texts and
+# lost no more than KEPT_LOST of them (a highlight moved; a page whose short main content was
+# replaced beside a long sidebar lost more).
 KEPT = 0.9
+KEPT_LOST = 3
 # What opens a part of the view in place (supersession: see `_act`).
 DISCLOSURES = frozenset({"details", "expander"})
 # What hides, closes or copies shows nothing new: what it replaces stays true.
@@ -924,13 +927,12 @@ def _controls(scan: Scan) -> set[tuple[str, str]]:
 
 
 def _keeps(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether the view `after` still shows what `before` did, text for text (at least
-    `KEPT`): the page itself, scrolled, more of it drawn (Kong's renderer writes the operation
-    in view into the address), not a view that replaced the page's."""
+    """Whether the view `after` still shows what `before` did, text for text (`KEPT`,
+    `KEPT_LOST`): the page itself, scrolled, more of it drawn (Kong's renderer writes the
+    operation in view into the address), not a view that replaced the page's."""
     texts = [sig for sig in before["signatures"] if sig.split("|", 1)[-1]]
-    shown = Counter(after["signatures"])
-    kept = sum((Counter(texts) & shown).values())
-    return bool(texts) and kept >= KEPT * len(texts)
+    kept = sum((Counter(texts) & Counter(after["signatures"])).values())
+    return bool(texts) and kept >= KEPT * len(texts) and len(texts) - kept <= KEPT_LOST
 
 
 def _new_text(before: list[str], after: list[str]) -> bool:
