@@ -68,8 +68,8 @@ PRIORITY = {
 }
 # What is clicked inside a route's view: what reveals more of it (the outer exploration visits
 # routes, lists and pages; a view's buttons are mostly copy, share and try-it). What one of
-# them shows is the page's, whatever the address says after it, unless it showed that part
-# alone (see `_act`).
+# them shows is the page's, whatever the address says after it, while the page stays on
+# screen (see `_act`).
 IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 # What in a navigation is a page of the app: a link to another page, or an item that swaps the
 # main view in place (a link to a client-side route is one wherever it is).
@@ -312,6 +312,7 @@ class Explorer:
         # a multi-page site's navigation links load (`_loaded`, shared with inner explorers).
         self.routes: list[str] = []
         self._routes_seen: set[str] = set()
+        self._stored: set[str] = set()  # of them, those stored (the page's own address too)
         self._loaded: set[str] = set()
         self._states: Counter[str] = Counter()
         self._opened: Counter[str] = Counter()  # list items opened per list
@@ -433,6 +434,7 @@ class Explorer:
         scrolls = 0
         scrolled_up = False
         self._routes_seen.add(_route(url))
+        self._stored.add(_route(url))
         state = await self._state()
         self._states[_state_hash(state)] += 1
         while True:
@@ -474,7 +476,7 @@ class Explorer:
             no_change = 0
             if step.effect == "routed" or step.pattern == "option" or back:
                 # Another page was stored (or loaded) and the explorer went back, or it went
-                # back to the page's address after what a disclosure showed, or a dropdown
+                # back to the page's address after a click the address followed, or a dropdown
                 # closed on the choice picked in it: not a cycle.
                 continue
             # Back in a state the page was in before, after changing: a cycle.
@@ -514,7 +516,7 @@ class Explorer:
         self, choice: Candidate, before: dict[str, Any], url: str
     ) -> tuple[Step, dict[str, Any], bool]:
         """Do `choice`: its step, the state after it, and whether the explorer went back to
-        the page's address after a disclosure changed it or a link loaded another document
+        the page's address after a click the address followed or a link loaded another document
         (the state it returned to is no cycle)."""
         self._tried.add((choice.selector, choice.label))
         self._keys[choice.key] += 1
@@ -574,17 +576,19 @@ class Explorer:
             and choice.pattern in IN_ROUTE
             and not choice.nav
             and (
-                (choice.pattern not in DISCLOSURES and not choice.url)
-                or await self._changed_beside(choice)
+                await self._changed_beside(choice)
+                if choice.pattern in DISCLOSURES
+                else not choice.url and _keeps(before, after, most_lost=None)
             )
         )
         if spied:
-            # A tab or picker that is no link, or a disclosure that changed more than its own
-            # operation, changed the address: the app wrote the section scrolled to into it
-            # (Kong's renderer, which renders the next operation as the page scrolls, and
-            # scrolls to an operation whose response code is picked). What it showed is this
-            # page's, not a route's (a Swagger UI operation's deep link shows that operation
-            # alone).
+            # A disclosure that changed more than its own operation, or a tab or picker that
+            # is no link and left the page on screen, changed the address: the app wrote the
+            # section scrolled to into it (Kong's renderer, which renders the next operation
+            # as the page scrolls, and scrolls to an operation whose response code is
+            # picked). What it showed is this page's, not a route's (a Swagger UI operation's
+            # deep link shows that operation alone; a tab that routes to a view of its own
+            # replaces the page's).
             effect = _effect(before, after | {"url": before["url"]})
         region: str | None = None
         stored = superseded = 0
@@ -657,7 +661,7 @@ class Explorer:
             self._routes_seen.add(route)
             return 0, 0
         first = route not in self._routes_seen
-        if not first and not opened:
+        if not first and not (opened and route in self._stored):
             return 0, 0
         self._routes_seen.add(route)
         stored, superseded = await self.snapshot(
@@ -668,6 +672,7 @@ class Explorer:
         )
         if stored and first:
             self.routes.append(route)
+            self._stored.add(route)
             if self._shared is None and await self._own_controls():
                 self._route_views.append((after["url"], _keeps(before, after)))
         return stored, superseded
@@ -754,6 +759,7 @@ class Explorer:
         if kept:  # the same controls of the same document: done once in all
             inner._tried = self._tried
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all
+        inner._stored = self._stored
         inner._loaded = self._loaded
         try:
             await inner.run(url)
@@ -926,13 +932,17 @@ def _controls(scan: Scan) -> set[tuple[str, str]]:
     return {(c.selector, c.label) for c in scan.candidates}
 
 
-def _keeps(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether the view `after` still shows what `before` did, text for text (`KEPT`,
-    `KEPT_LOST`): the page itself, scrolled, more of it drawn (Kong's renderer writes the
-    operation in view into the address), not a view that replaced the page's."""
+def _keeps(
+    before: dict[str, Any], after: dict[str, Any], most_lost: int | None = KEPT_LOST
+) -> bool:
+    """Whether the view `after` still shows what `before` did, text for text (`KEPT`, and
+    `most_lost` lost at most): the page itself, scrolled, more of it drawn (Kong's renderer
+    writes the operation in view into the address), not a view that replaced the page's.
+    `most_lost` None for a tab or a picker, which replaces its own panel's texts."""
     texts = [sig for sig in before["signatures"] if sig.split("|", 1)[-1]]
     kept = sum((Counter(texts) & Counter(after["signatures"])).values())
-    return bool(texts) and kept >= KEPT * len(texts) and len(texts) - kept <= KEPT_LOST
+    lost = len(texts) - kept
+    return bool(texts) and kept >= KEPT * len(texts) and (most_lost is None or lost <= most_lost)
 
 
 def _new_text(before: list[str], after: list[str]) -> bool:

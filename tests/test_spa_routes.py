@@ -924,8 +924,9 @@ def test_what_a_tab_shows_stays_the_page_s_when_a_scroll_spy_changes_the_address
     make_client: Callable[..., TestClient], site: Site
 ) -> None:
     """Kong's response code picker scrolls to its operation, and the address follows the
-    scroll: the 404 response a tab showed was stored nowhere (the address read as a route
-    already seen). It is the page's, as what a disclosure opens there is."""
+    scroll: the 404 response a tab showed was stored under the operation's address as a route
+    of its own (or nowhere, where that address was reached before). It is the page's, as what
+    a disclosure opens there is."""
     site.pages["/scale"] = CODED
     client = make_client()
     url = site.url("/scale")
@@ -936,6 +937,45 @@ def test_what_a_tab_shows_stays_the_page_s_when_a_scroll_spy_changes_the_address
         assert f"No depot holds the crates of operation {n}." in held, (n, held)
         assert resolve(client, f"{url}#/operations/op-{n}", "", k=50) == [], n
     assert model(client, site)["routes"] == []
+
+
+CONSOLE = Page(
+    b"""<html><head><title>Console</title></head><body><h1>Console</h1>
+<div role="tablist"><button role="tab" aria-selected="true" data-view="overview">Overview</button>
+<button role="tab" aria-selected="false" data-view="billing">Billing</button></div>
+<main><p>The overview lists the projects of this account and their owners.</p></main>
+<script>
+const views = {
+  overview: '<p>The overview lists the projects of this account and their owners.</p>',
+  billing: '<h2>Billing</h2><p>Invoices are sent on the first working day of each month.</p>'
+    + '<p>Cards are charged in euros; a failed charge is tried again after three days.</p>'
+    + '<p>Receipts are kept for seven years and can be downloaded as PDF files.</p>',
+};
+document.querySelectorAll('[role=tab]').forEach((tab) => tab.addEventListener('click', () => {
+  document.querySelectorAll('[role=tab]').forEach(
+    (t) => t.setAttribute('aria-selected', String(t === tab)));
+  document.querySelector('main').innerHTML = views[tab.dataset.view];
+  history.pushState(null, '', '#/' + tab.dataset.view);
+}));
+</script></body></html>"""
+)
+
+
+def test_a_tab_that_routes_to_a_view_of_its_own_is_a_route(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """A tab drawn as a button that routes to a view replacing the page's (a console's
+    "Billing"): not a scroll spy. Its view is stored under its own address, as a route."""
+    site.pages["/console"] = CONSOLE
+    client = make_client()
+    url = site.url("/console")
+    job = capture(client, url, maxActions=4)
+    assert job["status"] == "completed", job
+    billing = " ".join(c["text"] for c in resolve(client, f"{url}#/billing", "", k=20))
+    assert "Invoices are sent on the first working day of each month." in billing, billing
+    page = " ".join(c["text"] for c in resolve(client, url, "", k=20))
+    assert "Invoices are sent" not in page, page
+    assert f"{url}#/billing" in model(client, site)["routes"]
 
 
 # The spied page with a table of contents of links to each operation's address, which renders
