@@ -818,6 +818,18 @@ def test_what_scrolling_loads_is_stored(make_client: Callable[..., TestClient], 
         assert f"Post number {n} of the feed" in held, (n, held)
 
 
+# What a page that follows the scroll in its address does after a click in its operation `n`
+# (Kong's spec renderer): scrolls there, draws the operations up to the second after it and
+# writes the operation into the address.
+SPY = """    section.scrollIntoView();
+    for (let m = document.querySelectorAll('#ops section').length; m < n + 3; m++) {
+      document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
+      wire(document.getElementById('op-' + m));
+    }
+    history.pushState(null, '', '#/operations/op-' + n);
+"""
+
+
 def _spied_operation(n: int) -> str:
     return (
         f'<section id="op-{n}"><h2>Operation {n}</h2><p>Operation {n} moves crates between '
@@ -843,13 +855,9 @@ const wire = (section) => {
   button.addEventListener('click', () => {
     button.setAttribute('aria-expanded', 'true');
     button.nextElementSibling.innerHTML = `<p>Crate weight of operation ${n} in kilograms.</p>`;
-    section.scrollIntoView();
-    for (let m = rendered(); m < n + 3; m++) {
-      document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
-      wire(document.getElementById('op-' + m));
-    }
-    history.pushState(null, '', '#/operations/op-' + n);
-  });
+"""
+        + SPY
+        + """  });
 };
 document.querySelectorAll('#ops section').forEach(wire);
 </script></body></html>"""
@@ -906,13 +914,9 @@ const wire = (section) => {
     section.querySelector('[role=tabpanel]').innerHTML = tab.textContent === '404'
       ? `<p>No depot holds the crates of operation ${n}.</p>`
       : `<p>The crates of operation ${n} were weighed.</p>`;
-    section.scrollIntoView();
-    for (let m = document.querySelectorAll('#ops section').length; m < n + 3; m++) {
-      document.getElementById('ops').insertAdjacentHTML('beforeend', operation(m));
-      wire(document.getElementById('op-' + m));
-    }
-    history.pushState(null, '', '#/operations/op-' + n);
-  }));
+"""
+        + SPY
+        + """  }));
 };
 document.querySelectorAll('#ops section').forEach(wire);
 </script></body></html>"""
