@@ -25,7 +25,7 @@ from ingest.errors import (
     UnsupportedTypeError,
 )
 from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
-from ingest.html import ExtractedHtml, extract_html, hidden_from_readers, title_line
+from ingest.html import ExtractedHtml, collapse, extract_html, hidden_from_readers, title_line
 from ingest.html import to_markdown as html_to_markdown
 from ingest.pipeline import (
     ChunkingOptions,
@@ -71,6 +71,7 @@ __all__ = [
     "UnsupportedTypeError",
     "bf16_matrix_units",
     "chunk_markdown",
+    "collapse",
     "count_words",
     "decode_text",
     "detect_type",

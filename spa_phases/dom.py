@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from ingest import hidden_from_readers, html_to_markdown, title_line
+from ingest import collapse, hidden_from_readers, html_to_markdown, title_line
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
@@ -272,7 +272,8 @@ def _heading_level(element: lxml.html.HtmlElement) -> float:
 
 def _heading_text(element: lxml.html.HtmlElement) -> str:
     """A heading's words as the page shows them: blocks, and boxes set apart, are words
-    apart."""
+    apart, and invisible characters are gone (the zero-width space of Docusaurus' anchor
+    link, "Responses\u200b", made a heading path no query wrote)."""
     parts: list[str] = []
 
     def walk(e: lxml.html.HtmlElement) -> None:
@@ -285,7 +286,7 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
             parts.append(child.tail or "")
 
     walk(element)
-    return " ".join("".join(parts).split())
+    return collapse("".join(parts))
 
 
 def _title(element: lxml.html.HtmlElement) -> str:

@@ -325,6 +325,18 @@ def test_a_heading_read_as_context_keeps_the_words_the_capture_marks_apart() -> 
     assert section.heading_path == ("Parameters URL Path Query",), section
 
 
+def test_a_heading_read_as_context_leaves_out_characters_nobody_sees() -> None:
+    """Docusaurus ends each heading with an anchor link holding a zero-width space: the
+    regions under it were led by "Responses" and that space, which no query writes."""
+    found = regions(
+        "<html><body><main><section><h2>Responses<a href='#responses' class='hash-link'>"
+        "\u200b</a></h2><div id='ok'><p>A paged array of pets, at most a hundred at a time</p>"
+        "</div></section></main></body></html>"
+    )
+    (under,) = [r for r in found if "paged" in r.markdown]
+    assert under.heading_path == ("Responses",)
+
+
 def test_an_open_menu_is_one_region_not_one_per_item() -> None:
     """Stoplight Elements' language menu: items with ids ("Node", "Go"), each a region of its
     own, were one-word chunks under the operation's heading."""

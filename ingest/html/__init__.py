@@ -29,6 +29,7 @@ from ingest.html.writer import (
 
 __all__ = [
     "ExtractedHtml",
+    "collapse",
     "extract_html",
     "hidden_from_readers",
     "html_title",
