@@ -16,14 +16,16 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Twenty-six more apps, not run by default, check that what was tuned on the six holds on apps lore
+Twenty-seven more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
 styled boxes and titled in bold, no heading markup; vitepress-openapi, a VitePress site built
 from each spec, each operation a page of its own; Zudoku, a React site built from each spec,
 started at its overview page, the operations on routes of their own, headed by an empty
-`h2` when they have no summary), docsify (hash-routed, its own headings
+`h2` when they have no summary; docusaurus-openapi, a Docusaurus site built from each spec by
+PaloAltoNetworks' OpenAPI plugin, started at the spec's info page, each operation a page of
+its own with its responses in tabs by status code), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
@@ -96,6 +98,16 @@ PACKAGES = {
     # Zudoku, a React API-docs framework on Vite, built per spec: an overview at /api, the
     # operations on pages of their own (/api/~endpoints or one a tag), clean URLs.
     "zudoku": "zudoku@0.76.0 react@19.3.1 react-dom@19.3.1",
+    # Docusaurus with PaloAltoNetworks' OpenAPI plugin and theme, built per spec: each operation
+    # an MDX page of its own (parameters, request body, responses in tabs by status code, the
+    # schemas in collapsible details), the spec's info page at the root. webpack is pinned:
+    # with the registry's newest (5.105+) the client bundle fails ("Cannot get final name for
+    # export '__esModule'"); and its Babel reads the theme's CommonJS files as modules unless
+    # told to tell them apart (`docusaurus_openapi_sites`).
+    "docusaurus-openapi": "@docusaurus/core@3.10.2 @docusaurus/preset-classic@3.10.2 "
+    "react@18.3.1 react-dom@18.3.1 docusaurus-plugin-openapi-docs@5.2.0 "
+    "docusaurus-theme-openapi-docs@5.2.0 docusaurus-plugin-sass@0.2.6 sass@1.101.0 "
+    "webpack@5.104.1",
     # Nextra, a documentation theme on Next.js (App Router, exported static: clean URLs, the
     # client router fetching each page's server-component payload). zod is pinned: with the
     # registry's newest (4.6) its layout's props check fails every page ("expected
@@ -152,6 +164,7 @@ API_APPS = (
     "openapi-ui",
     "vitepress-openapi",
     "zudoku",
+    "docusaurus-openapi",
 )
 DOC_APPS = (
     "docute",
@@ -185,6 +198,7 @@ CACHE = Path.home() / ".cache" / "lore-bench" / "spa-apps"
 BUILT = (
     "vitepress-openapi",
     "zudoku",
+    "docusaurus-openapi",
     *(app for app in DOC_APPS if app not in ("docute", "vitepress", "docsify")),
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
@@ -1127,6 +1141,86 @@ def zudoku_sites(root: Path, data: Path, names: list[str]) -> None:
         )
 
 
+DOCUSAURUS_OPENAPI_CONFIG = {
+    "title": "API",
+    "url": "http://127.0.0.1",
+    "baseUrl": "BASE",
+    "trailingSlash": True,
+    "onBrokenLinks": "ignore",
+    "onBrokenAnchors": "ignore",
+    "presets": [
+        [
+            "classic",
+            {
+                "docs": {
+                    "routeBasePath": "/",
+                    "sidebarPath": "./sidebars.ts",
+                    "docItemComponent": "@theme/ApiItem",
+                },
+                "blog": False,
+            },
+        ]
+    ],
+    "plugins": [
+        [
+            "docusaurus-plugin-openapi-docs",
+            {
+                "id": "api",
+                "docsPluginId": "classic",
+                "config": {
+                    "api": {
+                        "specPath": "openapi.yaml",
+                        "outputDir": "docs",
+                        "sidebarOptions": {"groupPathsBy": "tag"},  # writes docs/sidebar.ts
+                    }
+                },
+            },
+        ]
+    ],
+    "themes": ["docusaurus-theme-openapi-docs"],
+}
+
+
+def docusaurus_openapi_sites(root: Path, data: Path, names: list[str]) -> list[str]:
+    """A Docusaurus build of each spec by the OpenAPI plugin, at
+    `/sites/docusaurus-openapi/<spec stem>/`, the spec's info page at its root; built in the
+    folder its modules were installed in. Returns the specs it could build: the plugin writes
+    no page for an operation without a summary or an operationId (the callback example), and
+    a spec it leaves without its operations is not scored."""
+    project = npm(PACKAGES["docusaurus-openapi"], CACHE.parent / "spa-docusaurus-openapi").parent
+    (project / "sidebars.ts").write_text(
+        'import api from "./docs/sidebar";\nexport default { api };\n'
+    )
+    # Without it the pages throw "exports is not defined" in the browser and stay as built:
+    # the theme's CommonJS files get ES imports of Babel's helpers.
+    (project / "babel.config.js").write_text(
+        "module.exports = {presets: [require.resolve('@docusaurus/core/lib/babel/preset')], "
+        "sourceType: 'unambiguous'};\n"
+    )
+    cli = str(project / "node_modules" / "@docusaurus" / "core" / "bin" / "docusaurus.mjs")
+    built = []
+    for name in names:
+        stem = Path(name).stem
+        config = json.dumps(DOCUSAURUS_OPENAPI_CONFIG).replace(
+            "BASE", f"/sites/docusaurus-openapi/{stem}/"
+        )
+        (project / "docusaurus.config.js").write_text(f"module.exports = {config};\n")
+        shutil.copy(data / "specs" / name, project / "openapi.yaml")
+        for made in ("docs", "build", ".docusaurus"):
+            shutil.rmtree(project / made, ignore_errors=True)
+        (project / "docs").mkdir()
+        build(f"docusaurus-openapi pages of {name}", [cli, "gen-api-docs", "all"], project)
+        if len(list((project / "docs").glob("*.api.mdx"))) < len(operations(data / "specs" / name)):
+            print(f"docusaurus-openapi: {name} not scored, the plugin left out operations")
+            continue
+        info = next((project / "docs").glob("*.info.mdx"))
+        info.write_text(info.read_text().replace("---\n", "---\nslug: /\n", 1))
+        build(f"docusaurus-openapi of {name}", [cli, "build"], project)
+        shutil.copytree(project / "build", root / "sites" / "docusaurus-openapi" / stem)
+        built.append(name)
+    return built
+
+
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
@@ -1169,8 +1263,16 @@ def doc_app(
                     base + home, explore=True, max_actions=len(pages) * 3 + 20, run_recipe=False
                 )
             else:
+                # Kept to the app's folder, as an operator keeps a crawl to the docs beside
+                # others on a host: every app here is served from one server, whose listing of
+                # /sites/ led a Vocs crawl into the other apps' copies of the same pages.
+                folder = home.rsplit("/", 1)[0]
                 job = lore.submit_link(
-                    base + home, "spider", render="browser", max_pages=len(pages) * 3
+                    base + home,
+                    "spider",
+                    render="browser",
+                    max_pages=len(pages) * 3,
+                    include=[f"{folder}/*"],
                 )
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
@@ -1268,12 +1370,15 @@ def main() -> None:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
             zudoku_sites(root, args.data, names)
+        scored = {app: names for app in apps}
+        if "docusaurus-openapi" in apps:
+            scored["docusaurus-openapi"] = docusaurus_openapi_sites(root, args.data, names)
         print(
             f"apps served at {base}/sites/; description, parameters, responses: phase 1 -> explored"
         )
         for app in apps:
             if app in API_APPS:
-                results += api_app(app, base, root, work, names, expected)
+                results += api_app(app, base, root, work, scored[app], expected)
             else:
                 results += doc_app(app, base, homes[app], work, pages)
         server.shutdown()
