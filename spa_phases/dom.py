@@ -14,6 +14,7 @@ cut out into its own region and flagged; visible text is never flagged."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -260,6 +261,36 @@ def _labels(by_id: dict[str, lxml.html.HtmlElement], ids: str) -> tuple[str, ...
     return tuple(t for t in texts if t)
 
 
+def _tab_of(panel: lxml.html.HtmlElement) -> tuple[str, ...]:
+    """The text of the tab a tab panel without `aria-labelledby` stands for: the tab at its
+    place among its sibling panels, in the tab list just before them (Docusaurus' tabs: a
+    response's "200" over its description), or the selected tab when only its panel is
+    drawn."""
+    parent = panel.getparent()
+    if parent is None:
+        return ()
+    panels = [p for p in parent if isinstance(p.tag, str) and p.get("role") == "tabpanel"]
+    for around in (parent, *itertools.islice(parent.iterancestors(), 2)):
+        lists = []  # the tab lists before the panels, not inside one of them
+        for t in around.iterdescendants():
+            if t in panels:
+                break
+            if t.get("role") == "tablist" and not any(p in panels for p in t.iterancestors()):
+                lists.append(t)
+        if not lists:
+            continue
+        tabs = [t for t in lists[-1].iterdescendants() if t.get("role") == "tab"]
+        if len(tabs) == len(panels):
+            tab = tabs[panels.index(panel)]
+        elif len(panels) == 1:
+            tab = next((t for t in tabs if t.get("aria-selected") == "true"), None)
+        else:
+            tab = None
+        text = _heading_text(tab) if tab is not None else ""
+        return (text,) if text else ()
+    return ()
+
+
 def _heading_level(element: lxml.html.HtmlElement) -> float:
     """1-6 for a heading, else 0. A line the capture marked as a title sits half a level below
     its mark: above the headings it leads, below a heading of its mark's level before it (an
@@ -386,7 +417,8 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # wrapper) is not one: its heading leads what follows in the container around it. The
     # page's main content is led by its own headings, not by the chrome's before it (an
     # assistant panel's "How can I help you today?"). A tab panel's tab, named by
-    # aria-labelledby, is part of its context ("Responses > 200").
+    # aria-labelledby or else the tab at its place (`_tab_of`), is part of its context and of
+    # the regions' inside it ("Responses > 200 > Schema").
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
@@ -397,13 +429,15 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
         if (_is_container(element) and not _wraps_heading(element)) or element in injected:
             main = element.tag == "main" or element.get("role") == "main"
             context = () if main else _titles(outline)
-            if element.get("role") == "tabpanel" and element.get("aria-labelledby"):
-                context += _labels(by_id, element.get("aria-labelledby", ""))
-            starts.append((element, selector(element), context))
+            tab: tuple[str, ...] = ()
+            if element.get("role") == "tabpanel":
+                labelled = element.get("aria-labelledby")
+                tab = _labels(by_id, labelled) if labelled else _tab_of(element)
+            starts.append((element, selector(element), context + tab))
             entered.append((element, list(outline)))
             if main:
                 outline = []
-            elif label := _disclosure_label(element):  # leads the regions inside, below
+            elif label := _disclosure_label(element) or " ".join(tab):  # leads those inside
                 outline = [*outline, ((outline[-1][0] if outline else 0) + 0.5, label)]
         elif (element in hidden and element.getparent() not in hidden) or element.get(
             TITLED_MARK

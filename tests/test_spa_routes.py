@@ -775,12 +775,13 @@ def test_a_route_s_opening_label_is_the_context_of_its_other_blocks(
     for op, (method, path, ok) in LED_OPS.items():
         own = resolve(client, site.url(f"/parcels#/operations/{op}"), "", k=20)
         led = [op] if method is None else [f"{method} {path}", op]
+        # each response under its code: the tab its panel stands for, selected
         (response,) = [c for c in own if ok in c["text"]]
-        assert response["headingPath"] == [*led, "Responses"], response
+        assert response["headingPath"] == [*led, "Responses", "200"], response
         if method is not None:
             (missing,) = [c for c in own if "No parcel has that number" in c["text"]]
             assert missing["phase"] == "post_interaction", missing
-            assert missing["headingPath"] == [*led, "Responses"], missing
+            assert missing["headingPath"] == [*led, "Responses", "404"], missing
             (line,) = [c for c in own if path in c["text"]]  # the label keeps its own path
             assert line["headingPath"] == [op], line
 
