@@ -107,12 +107,17 @@ class Candidate:
     container: str = ""  # the operation, card or section it belongs to
     url: str = ""  # a link's absolute target
     open: bool = False  # a summary whose details are open: a click only folds them
+    selected: bool = False  # aria-selected: a tab whose panel is on screen already
 
     @property
     def key(self) -> tuple[str, str, str, str]:
         """What makes two actions 'the same' even when the element was re-rendered: its kind
         and label within its container ("200" in one operation is not "200" in another)."""
-        label = re.sub(r"\d+", "#", self.label.lower())
+        # A count that changes as the control re-renders ("Load 20 more") is the same action;
+        # a tab's or an option's number is what it shows ("200" and "404" are two responses).
+        label = self.label.lower()
+        if self.pattern not in ("tab", "option"):
+            label = re.sub(r"\d+", "#", label)
         return (self.tag, self.pattern, label, self.container)
 
     @property
@@ -402,6 +407,11 @@ class Explorer:
             # A code sample in one language more says nothing new and, stored once per
             # language and operation, crowds the descriptions out of the answers.
             if not c.visible or c.disabled or c.destructive or c.chrome or c.variant or c.open:
+                continue
+            if c.pattern == "tab" and c.selected:
+                # Its panel is on screen, stored with the view: a click shows nothing new (and
+                # a route's view has four actions). Done, also once another tab is picked.
+                self._tried.add((c.selector, c.label))
                 continue
             if (
                 c.pattern not in PRIORITY

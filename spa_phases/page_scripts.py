@@ -378,9 +378,9 @@ SCAN = (
   const SHORTCUT = /[⌘⌃]|\bctrl\b|keyboard shortcut/i;
   const searchLauncher = (el, text) => SEARCH.test(text) && !el.matches('a[href], [role=tab]')
     && (SHORTCUT.test(text) || !!el.querySelector('kbd') || el.hasAttribute('aria-keyshortcuts'));
-  // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python"): the
-  // same request again in another language.
-  const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r)(\s+[\w.:#+\/-]+){0,2}$/i;
+  // A code sample's language or HTTP client ("Shell Curl", "Node.js undici", "Python",
+  // "POSTMAN-CLI", "RestSharp"): the same request again in another language.
+  const LANGS = /^(shell|curl|bash|powershell|httpie|wget|node(\.?js)?|javascript|js|typescript|python|ruby|php|java|kotlin|swift|go|c#|csharp|c\+\+|objective-c|rust|dart|clojure|elixir|ocaml|scala|perl|http|c|r|postman([ -]cli)?|axios|okhttp|unirest|restsharp|httpclient|guzzle|libcurl|jquery|xhr|nsurlsession)(\s+[\w.:#+\/-]+){0,2}$/i;
   const ROUTE = /^#!?\//;
   const PRICE = /(?:[$€£¥₹]\s?\d[\d.,]*|\b\d[\d.,]*\s?(?:€|EUR|USD|GBP|kr|zł)(?![A-Za-z]))/;
   const COOKIE = '[id*=cookie i], [class*=cookie i], [id*=consent i], [class*=consent i], [aria-label*=cookie i], [aria-label*=consent i], [id*=gdpr i], [class*=gdpr i]';
@@ -660,6 +660,7 @@ SCAN = (
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),
       open: el.tagName === 'SUMMARY' && !!el.parentElement && el.parentElement.hasAttribute('open'),
+      selected: el.getAttribute('aria-selected') === 'true',
       container: container ? selectorOf(container) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),
