@@ -123,6 +123,49 @@ def test_tabs_hidden_until_clicked_become_retrievable(
     assert tabs["effect"] == "replaced" and tabs["confirmed"]  # seen on two tabs
 
 
+CODES = app(
+    """<h1>Find a parcel</h1><p>Looks a parcel up by its tracking number.</p><h2>Responses</h2>
+<div class="tabs"><ul role="tablist">
+<li role="tab" tabindex="0" aria-selected="true">200</li>
+<li role="tab" tabindex="-1" aria-selected="false">404</li>
+<li role="tab" tabindex="-1" aria-selected="false">500</li></ul>
+<div class="panels"><div role="tabpanel"><p>The parcel, with its weight and its label.</p></div>
+</div></div>""",
+    """
+const said = {
+  '200': 'The parcel, with its weight and its label.',
+  '404': 'No parcel has that tracking number.',
+  '500': 'The depot database is down; try again in a minute.',
+};
+document.querySelectorAll('[role=tab]').forEach(tab => tab.addEventListener('click', () => {
+  document.querySelectorAll('[role=tab]').forEach(t => t.setAttribute('aria-selected', t === tab));
+  document.querySelector('[role=tabpanel]').innerHTML = '<p>' + said[tab.textContent] + '</p>';
+}));
+""",
+)
+
+
+def test_each_status_code_tab_is_opened_once_and_stored_under_its_code(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Docusaurus' OpenAPI pages: the "200", "404" and "500" tabs of one response list were
+    one action to the repeated-action breaker (a number read as a count), so the third was
+    blocked; and the tab already selected was clicked for nothing. Each panel is stored under
+    its tab's code (the panel names no tab: the selected one at its place)."""
+    site.pages["/parcel"] = CODES
+    client = make_client()
+    url = site.url("/parcel")
+    job = capture(client, url)
+    assert job["status"] == "completed", job
+    for code, text in (("404", "No parcel has that"), ("500", "depot database is down")):
+        (found,) = [c for c in resolve(client, url, f"response {code}", k=20) if text in c["text"]]
+        assert found["headingPath"] == ["Find a parcel", "Responses", code], found
+    shown = [c for c in resolve(client, url, "response 200", k=20) if "weight" in c["text"]]
+    assert shown and shown[0]["headingPath"] == ["Find a parcel", "Responses", "200"]
+    clicked = [s["label"] for s in model(client, site)["steps"] if s["pattern"] == "tab"]
+    assert clicked == ["404", "500"], clicked  # not "200", on screen already
+
+
 def test_words_the_layout_sets_apart_are_stored_apart(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:
