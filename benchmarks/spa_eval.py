@@ -1272,7 +1272,7 @@ def doc_app(
                     "spider",
                     render="browser",
                     max_pages=len(pages) * 3,
-                    include=[f"{folder}/*"],
+                    include=[folder, f"{folder}/*"],  # the folder, asked with or without "/"
                 )
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
