@@ -271,15 +271,15 @@ def _tab_of(panel: lxml.html.HtmlElement) -> tuple[str, ...]:
         return ()
     panels = [p for p in parent if isinstance(p.tag, str) and p.get("role") == "tabpanel"]
     for around in (parent, *itertools.islice(parent.iterancestors(), 2)):
-        lists = []  # the tab lists before the panels, not inside one of them
+        last = None  # the last tab list before the panels, not inside one of them
         for t in around.iterdescendants():
             if t in panels:
                 break
             if t.get("role") == "tablist" and not any(p in panels for p in t.iterancestors()):
-                lists.append(t)
-        if not lists:
+                last = t
+        if last is None:
             continue
-        tabs = [t for t in lists[-1].iterdescendants() if t.get("role") == "tab"]
+        tabs = [t for t in last.iterdescendants() if t.get("role") == "tab"]
         if len(tabs) == len(panels):
             tab = tabs[panels.index(panel)]
         elif len(panels) == 1:
