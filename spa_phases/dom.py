@@ -85,6 +85,8 @@ APART_MARK = "data-lore-apart"
 # only. The Markdown keeps it as the text it is.
 TITLE_MARK = "data-lore-title"
 TITLED_MARK = "data-lore-titled"
+# Marked by the capture on blocks drawn side by side (see `_after_column`).
+COLUMN_MARK = "data-lore-column"
 _WORD = re.compile(r"\w+")
 _NAV_NAME = re.compile(NAV_NAME, re.I)
 _CAMEL_WORD = re.compile(CAMEL_WORD)
@@ -291,6 +293,31 @@ def _tab_of(panel: lxml.html.HtmlElement) -> tuple[str, ...]:
     return ()
 
 
+def _after_column(
+    column: lxml.html.HtmlElement,
+    before: list[tuple[float, str]],
+    outline: list[tuple[float, str]],
+) -> list[tuple[float, str]]:
+    """What leads the blocks after a column (a block drawn beside another, marked by the
+    capture): what led the column, and the heading the column opens with while it still
+    stands (an operation's name over its description column) unless a column beside it has
+    a heading of that level or above (a sidebar's "Contents" does not lead the page); not the
+    headings further down it: "Responses" at the foot of a Docusaurus OpenAPI page's left
+    column led the code samples and the request form drawn beside it."""
+    headings = (e for e in column.iter() if isinstance(e.tag, str) and _heading_level(e))
+    for heading in headings:
+        if not (title := _title(heading)):
+            continue
+        level = _heading_level(heading)
+        if (level, title) not in outline:
+            break
+        beside = (e for e in column.itersiblings() if e.get(COLUMN_MARK) is not None)
+        if not any(0 < _heading_level(h) <= level for e in beside for h in e.iter(*_HEADINGS)):
+            return outline[: outline.index((level, title)) + 1]
+        break
+    return before
+
+
 def _heading_level(element: lxml.html.HtmlElement) -> float:
     """1-6 for a heading, else 0. A line the capture marked as a title sits half a level below
     its mark: above the headings it leads, below a heading of its mark's level before it (an
@@ -422,11 +449,17 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
-    entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]]]] = []
+    # Each block entered whose headings lead only inside it: the outline before it, and
+    # whether it is a column (its opening heading still leads on).
+    entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]], bool]] = []
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
-            outline = entered.pop()[1]
-        if (_is_container(element) and not _wraps_heading(element)) or element in injected:
+            left, before, column = entered.pop()
+            outline = _after_column(left, before, outline) if column else before
+        column = element.get(COLUMN_MARK) is not None
+        if ((_is_container(element) or column) and not _wraps_heading(element)) or (
+            element in injected
+        ):
             main = element.tag == "main" or element.get("role") == "main"
             context = () if main else _titles(outline)
             tab: tuple[str, ...] = ()
@@ -434,7 +467,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
                 labelled = element.get("aria-labelledby")
                 tab = _labels(by_id, labelled) if labelled else _tab_of(element)
             starts.append((element, selector(element), context + tab))
-            entered.append((element, list(outline)))
+            entered.append((element, list(outline), column))
             if main:
                 outline = []
             elif label := _disclosure_label(element) or " ".join(tab):  # leads those inside
@@ -442,7 +475,7 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
         elif (element in hidden and element.getparent() not in hidden) or element.get(
             TITLED_MARK
         ) is not None:
-            entered.append((element, list(outline)))
+            entered.append((element, list(outline), False))
         if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]
             if title := _title(element):

@@ -68,7 +68,7 @@ const deepAll = (sel) => {
   return out;
 };
 // The marks the capture sets on a page before a snapshot (MARK_HIDDEN), taken off again.
-const MARKS = ['data-lore-hidden', 'data-lore-apart', 'data-lore-title', 'data-lore-titled'];
+const MARKS = ['data-lore-hidden', 'data-lore-apart', 'data-lore-title', 'data-lore-titled', 'data-lore-column'];
 const clearMarks = () => {
   for (const el of deepAll(MARKS.map(m => `[${m}]`).join(', '))) for (const m of MARKS) el.removeAttribute(m);
 };
@@ -221,7 +221,8 @@ const label = (el) => (el.getAttribute('aria-label') || el.innerText || el.value
 # than the text around them and not run on into a sentence, opening the nearest block with
 # headings (`h3` or below), as OpenAPI UI's operation name in bold with its summary beside
 # it, over its "Description", "Parameters" and "Responses"; the headings it leads are one
-# level below it.
+# level below it. And blocks drawn side by side (`data-lore-column`), whose headings lead only
+# their own column, but for the heading a column opens with.
 MARK_HIDDEN = (
     "() => {"
     + _COMMON
@@ -274,8 +275,15 @@ MARK_HIDDEN = (
     return parseInt(style.fontWeight, 10) >= 600
       || parseFloat(style.fontSize) >= 1.2 * parseFloat(getComputedStyle(around).fontSize);
   };
+  // A block drawn beside the one before it, the two overlapping from top to bottom and each a
+  // few lines tall at least: columns (an operation's description and its code samples), not a
+  // row of labels or tabs.
+  const sizable = (r) => r.width >= 150 && r.height >= 80;
+  const beside = (a, b) => sizable(a) && sizable(b) && b.left >= a.right - 1
+    && b.top < a.bottom - 1 && b.bottom > a.top + 1;
   const walk = (el, display) => {
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
+    let column = null;  // the last child laid out as a block, with words
     for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
       const style = getComputedStyle(child);
       const r = rectOf(child);
@@ -295,6 +303,13 @@ MARK_HIDDEN = (
           child.setAttribute('data-lore-apart', '1');
         }
         blockBefore = INLINE.test(child.tagName) && LAID_OUT.test(style.display) ? child : null;
+        if (LAID_OUT.test(style.display) && child.textContent.trim()) {
+          if (column && beside(rectOf(column), r)) {
+            column.setAttribute('data-lore-column', '1');
+            child.setAttribute('data-lore-column', '1');
+          }
+          column = child;
+        }
         if (LAID_OUT.test(style.display) && !NOT_LINES.test(child.tagName)) {
           const lead = firstWords(child);
           if (lead && strong(lead, el) && !inSentence(lead, child)) {

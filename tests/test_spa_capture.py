@@ -166,6 +166,39 @@ def test_each_status_code_tab_is_opened_once_and_stored_under_its_code(
     assert clicked == ["404", "500"], clicked  # not "200", on screen already
 
 
+COLUMNS = """<div class="row"{row}><div class="left">
+<h1>Track a parcel</h1><p>Returns where a parcel is and when it will arrive.</p>
+<h2>Request</h2><p>The parcel's number, as printed under its barcode.</p>
+<div class="codes"><h2>Responses</h2><p>200: the parcel's last scan and its arrival day.</p></div>
+</div><div class="right"><pre><code>curl https://post.example/parcels/AB123</code></pre>
+<form><p>Parameters: number, path, required</p></form></div></div>"""
+
+
+@pytest.mark.parametrize(
+    ("row", "context"),
+    [
+        (' style="display: flex; gap: 24px"', ["Track a parcel"]),
+        ("", ["Track a parcel", "Responses"]),  # stacked: the sample comes after the responses
+    ],
+)
+def test_a_heading_leads_no_column_drawn_beside_its_own(
+    make_client: Callable[..., TestClient], site: Site, row: str, context: list[str]
+) -> None:
+    """As in Docusaurus' OpenAPI pages: an operation's description in a left column, ending
+    with its "Responses", and its code sample and request form in a column beside it, plain
+    divs both. The sample was stored under "Responses"; beside it, it is under the operation
+    the column opens with, and only there."""
+    site.pages["/track"] = app(COLUMNS.format(row=row), "")
+    client = make_client()
+    url = site.url("/track")
+    assert capture(client, url, explore=False)["status"] == "completed"
+    for words in ("curl https://post.example/parcels/AB123", "Parameters: number"):
+        (found,) = [c for c in resolve(client, url, words, k=20) if words in c["text"]]
+        assert found["headingPath"] == context, found
+    (scan,) = [c for c in resolve(client, url, "last scan", k=20) if "last scan" in c["text"]]
+    assert scan["headingPath"] == ["Track a parcel", "Responses"], scan
+
+
 def test_words_the_layout_sets_apart_are_stored_apart(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:

@@ -337,6 +337,31 @@ def test_a_heading_read_as_context_leaves_out_characters_nobody_sees() -> None:
     assert under.heading_path == ("Responses",)
 
 
+def test_a_column_s_opening_heading_leads_the_column_beside_it_unless_that_has_its_own() -> None:
+    """Columns the capture marked: an operation's name over its description column leads the
+    code column beside it, the column's later "Responses" does not; a sidebar's "Contents"
+    does not lead a page column with a title of its own."""
+    found = regions(
+        "<html><body><h1>Parcels API</h1><div class='row'>"
+        "<div data-lore-column='1'><h2>Track a parcel</h2><p>Where a parcel is now.</p>"
+        "<h3>Responses</h3><p>200: its last scan.</p></div>"
+        "<div data-lore-column='1'><pre>curl https://post.example/parcels/AB123</pre></div>"
+        "</div></body></html>"
+    )
+    (code,) = [r for r in found if "curl" in r.markdown]
+    assert code.heading_path == ("Parcels API", "Track a parcel")
+    assert code.markdown.startswith("```")  # not in the section "### Responses" opens
+    (scan,) = [r for r in found if "last scan" in r.markdown]
+    assert scan.heading_path == ("Parcels API", "Track a parcel")  # its section: "Responses"
+    found = regions(
+        "<html><body><div data-lore-column='1'><h4>Contents</h4><p>Tracking</p></div>"
+        "<div data-lore-column='1'><h1>Tracking</h1><p>Scans are kept a year.</p></div>"
+        "</body></html>"
+    )
+    (page,) = [r for r in found if "year" in r.markdown]
+    assert page.heading_path == ()
+
+
 def test_an_open_menu_is_one_region_not_one_per_item() -> None:
     """Stoplight Elements' language menu: items with ids ("Node", "Go"), each a region of its
     own, were one-word chunks under the operation's heading."""
