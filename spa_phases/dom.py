@@ -445,19 +445,26 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
     # page's main content is led by its own headings, not by the chrome's before it (an
     # assistant panel's "How can I help you today?"). A tab panel's tab, named by
     # aria-labelledby or else the tab at its place (`_tab_of`), is part of its context and of
-    # the regions' inside it ("Responses > 200 > Schema").
+    # the regions' inside it ("Responses > 200 > Schema"). A column's headings lead the
+    # columns beside it only as `_after_column` says, and a column after one whose headings
+    # stop there starts a region (its words are not in their sections either).
     by_id = {e.get("id"): e for e in elements if e.get("id")}
     starts: list[tuple[lxml.html.HtmlElement, str, tuple[str, ...]]] = [(body, "body", ())]
     outline: list[tuple[float, str]] = []  # a title marked by the capture sits at half levels
     # Each block entered whose headings lead only inside it: the outline before it, and
-    # whether it is a column (its opening heading still leads on).
+    # whether it is a column (its opening heading may lead on).
     entered: list[tuple[lxml.html.HtmlElement, list[tuple[float, str]], bool]] = []
+    apart: set[lxml.html.HtmlElement] = set()  # columns that start a region
     for element in elements[1:]:
         while entered and entered[-1][0] not in element.iterancestors():
             left, before, column = entered.pop()
-            outline = _after_column(left, before, outline) if column else before
-        column = element.get(COLUMN_MARK) is not None
-        if ((_is_container(element) or column) and not _wraps_heading(element)) or (
+            if not column:
+                outline = before
+            elif (kept := _after_column(left, before, outline)) != outline:
+                apart.update(e for e in left.itersiblings() if e.get(COLUMN_MARK) is not None)
+                outline = kept
+        column = element.get(COLUMN_MARK) is not None and not _is_container(element)
+        if ((_is_container(element) or element in apart) and not _wraps_heading(element)) or (
             element in injected
         ):
             main = element.tag == "main" or element.get("role") == "main"
@@ -476,6 +483,8 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             TITLED_MARK
         ) is not None:
             entered.append((element, list(outline), False))
+        elif column:
+            entered.append((element, list(outline), True))
         if level := _heading_level(element):
             outline = [(lv, t) for lv, t in outline if lv < level]
             if title := _title(element):
