@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Twenty-seven more apps, not run by default, check that what was tuned on the six holds on apps lore
+Twenty-eight more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -37,8 +37,9 @@ redirects to the page's folder), a Sphinx build (from PyPI, the Furo theme: a do
 per page too; `sphinx-rtd`, `pydata-sphinx`, `sphinx-book`, `shibuya` and `sphinxawesome`
 with Read the Docs', the PyData, Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own
 two themes (`mkdocs-default`, `mkdocs-rtd`) and two more (`mkdocs-bootswatch`,
-`mkdocs-terminal`), and a HonKit build (GitBook's
-successor: its script swaps each page in); the builds group the pages in sidebar categories,
+`mkdocs-terminal`), a HonKit build (GitBook's successor: its script swaps each page in),
+and a dumi build (React on Umi, history-routed, every page's HTML the same empty shell the
+app fills, the parts in a top bar); the builds group the pages in sidebar categories,
 collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
@@ -93,6 +94,9 @@ PACKAGES = {
     "react-dom@18.3.1",
     # Rspress, a React site generator on Rsbuild (history-routed, pages `/slug.html`).
     "rspress": "rspress@1.47.2",
+    # dumi 2, a React site generator on Umi (history-routed, each route's HTML an empty shell
+    # the app fills: nothing to read without running it).
+    "dumi": "dumi@2.4.50 react@18.3.1 react-dom@18.3.1",
     # An API reference built by VitePress from the spec, each operation a page of its own.
     "vitepress-openapi": "vitepress-openapi@0.2.1 vitepress@1.6.4 vue@3.5.45",
     # Zudoku, a React API-docs framework on Vite, built per spec: an overview at /api, the
@@ -189,6 +193,7 @@ DOC_APPS = (
     "mkdocs-bootswatch",
     "mkdocs-terminal",
     "honkit",
+    "dumi",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -741,6 +746,32 @@ def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/rspress/"
 
 
+def dumi_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A dumi build of the pages (`/sites/dumi/part-<n>/<slug>`, clean URLs: its links have
+    no `.html`, its files do): the parts in the top bar, a part's pages in its sidebar, every
+    page's HTML the same empty shell."""
+    modules = npm(PACKAGES["dumi"], CACHE.parent / "spa-dumi")
+    project = work / "dumi"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    (project / "node_modules").symlink_to(modules)
+    (project / "package.json").write_text('{"name": "docs", "private": true}\n')
+    _write_grouped(docs, pages)
+    config = {
+        "base": "/sites/dumi/",
+        "publicPath": "/sites/dumi/",
+        "exportStatic": {"htmlSuffix": True},
+        "themeConfig": {"name": "Docs"},
+        # Code blocks are code, not live demos it compiles (a README's JSX sample imports
+        # packages the site does not have, and the build fails).
+        "resolve": {"codeBlockMode": "passive"},
+    }
+    (project / ".dumirc.ts").write_text(f"export default {json.dumps(config)};\n")
+    build("dumi", [str(modules / "dumi" / "bin" / "dumi.js"), "build"], project)
+    shutil.copytree(project / "dist", root / "sites" / "dumi")
+    return "/sites/dumi/"
+
+
 # Nextra's set-up for the App Router, as its documentation gives it: the theme's layout, one
 # catch-all page rendering the Markdown under content/.
 NEXTRA = {
@@ -1227,7 +1258,8 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "nextra": "", "vocs": "", **dict.fromkeys(MKDOCS_THEMES, "/")}
+        suffix = {"docusaurus": "/", "nextra": "", "vocs": "", "dumi": ""}
+        suffix |= dict.fromkeys(MKDOCS_THEMES, "/")
         suffix |= {"starlight": "/", "starlight-redirects": ""}
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}{_grouped_path(n, p)}{suffix.get(app, '.html')}")
@@ -1363,6 +1395,8 @@ def main() -> None:
                 homes[app] = starlight_site(root, pages, app)
         if "honkit" in apps:
             homes["honkit"] = honkit_site(root, work, pages)
+        if "dumi" in apps:
+            homes["dumi"] = dumi_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
