@@ -305,17 +305,18 @@ def _after_column(
     headings further down it: "Responses" at the foot of a Docusaurus OpenAPI page's left
     column led the code samples and the request form drawn beside it."""
     headings = (e for e in column.iter() if isinstance(e.tag, str) and _heading_level(e))
-    for heading in headings:
-        if not (title := _title(heading)):
-            continue
-        level = _heading_level(heading)
-        if (level, title) not in outline:
-            break
-        beside = (e for e in column.itersiblings() if e.get(COLUMN_MARK) is not None)
-        if not any(0 < _heading_level(h) <= level for e in beside for h in e.iter(*_HEADINGS)):
-            return outline[: outline.index((level, title)) + 1]
-        break
-    return before
+    opening = next(((_heading_level(h), t) for h in headings if (t := _title(h))), None)
+    if opening is None or opening not in outline:
+        return before
+    beside = (h for e in _columns_after(column) for h in e.iter(*_HEADINGS))
+    if any(0 < _heading_level(h) <= opening[0] for h in beside):
+        return before
+    return outline[: outline.index(opening) + 1]
+
+
+def _columns_after(column: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
+    """The columns the capture marked after `column`, beside it."""
+    return [e for e in column.itersiblings() if e.get(COLUMN_MARK) is not None]
 
 
 def _heading_level(element: lxml.html.HtmlElement) -> float:
@@ -461,10 +462,11 @@ def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
             if not column:
                 outline = before
             elif (kept := _after_column(left, before, outline)) != outline:
-                apart.update(e for e in left.itersiblings() if e.get(COLUMN_MARK) is not None)
+                apart.update(_columns_after(left))
                 outline = kept
-        column = element.get(COLUMN_MARK) is not None and not _is_container(element)
-        if ((_is_container(element) or element in apart) and not _wraps_heading(element)) or (
+        container = _is_container(element)
+        column = element.get(COLUMN_MARK) is not None and not container
+        if ((container or element in apart) and not _wraps_heading(element)) or (
             element in injected
         ):
             main = element.tag == "main" or element.get("role") == "main"
