@@ -399,6 +399,7 @@ class Lore:
             executable_path=settings.browser.executable_path,
             max_pages=settings.browser.max_pages,
             timeout_s=settings.browser.timeout_s,
+            drawing_s=settings.browser.drawing_s,
         )
         self.chunking = ChunkingOptions(
             max_tokens=settings.chunking.max_tokens,

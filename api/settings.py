@@ -115,6 +115,9 @@ class BrowserSettings(BaseModel):
     timeout_s: float = Field(
         20.0, gt=0, description="Per page: to load, then at most again for its requests to end."
     )
+    drawing_s: float = Field(
+        5.0, ge=0, description="Then at most this long more while the page says it is drawing."
+    )
 
 
 class SpaSettings(BaseModel):

@@ -47,6 +47,11 @@ DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-enc
 AUTO_MIN_TEXT = 200
 # What a redirected navigation a click started is answered with (see `Renderer._serve`).
 GO_ON = "<!doctype html><script>location.replace({})</script>"
+# Whether a page says it is still drawing: an element on screen marked `aria-busy` (a loading
+# skeleton: dumi's, while its route's script runs) or a body with no text yet (an app's empty
+# shell). Its scripts may run on well after its last request ends, on a busy machine.
+DRAWING = """() => [...document.querySelectorAll('[aria-busy=true]')]
+  .some((el) => el.getClientRects().length > 0) || !(document.body?.innerText || '').trim()"""
 # A class that says a group is collapsed (a JavaScript regex): Docusaurus's categories
 # ("menu__list-item--collapsed"), Vocs's sidebar sections ("vocs_Sidebar_levelCollapsed",
 # headed by a `role=button` with no `aria-expanded`), "collapsed" alone.
@@ -97,6 +102,7 @@ class BrowserOptions:
     executable_path: str = "/usr/bin/chromium"
     max_pages: int = 2  # pages rendered at once (each is a Chromium renderer process)
     timeout_s: float = 20.0  # per page: to load, then again at most for the network to go quiet
+    drawing_s: float = 5.0  # then at most this long more while the page says it is drawing
 
 
 def browser_missing(options: BrowserOptions) -> str | None:
@@ -225,7 +231,8 @@ class Renderer:
 
     async def goto(self, page: Page, url: str) -> None:
         """Load `url`, or where it redirects to, and wait for its requests to end (at most
-        the timeout again)."""
+        the timeout again) and, should it say it is still drawing, for it to be drawn (at most
+        `drawing_s` more)."""
         timeout_ms = self._options.timeout_s * 1000
         asked = url
         self._moved.pop(page, None)  # a click's, earlier
@@ -247,6 +254,12 @@ class Renderer:
             url = moved
         with contextlib.suppress(Exception):  # a page that keeps polling still renders
             await page.wait_for_load_state("networkidle", timeout=timeout_ms)
+        with contextlib.suppress(Exception):  # still drawing after that: read as it is
+            if await page.evaluate(DRAWING):
+                drawn = f"() => !({DRAWING})()"
+                await page.wait_for_function(
+                    drawn, polling=100, timeout=self._options.drawing_s * 1000
+                )
 
     async def render(self, url: str, html: bytes, content_type: str | None = None) -> bytes:
         """The DOM after `html`, served at `url`, ran its scripts and its requests settled."""

@@ -204,6 +204,45 @@ def test_auto_renders_only_pages_without_content_of_their_own(site: Site, tmp_pa
     assert report[site.url("/about")].state == "ingested"
 
 
+# An app that draws its page a while after its last request ends (its scripts still running,
+# here a timer): meanwhile a loading skeleton that says it is busy, as dumi's does, or an
+# empty shell.
+SKELETON = b"""<div id="root"><p aria-busy="true">Loading the page</p></div>"""
+EMPTY = b"""<div id="root"></div>"""
+DRAWN_LATE = b"""<script>setTimeout(() => { document.getElementById('root').innerHTML =
+  '<h1>Berths</h1><p>' + ['Berths', 'are', 'assigned', 'at', 'dawn'].join(' ') + '</p>'; }, 1500);
+</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("shell", [SKELETON, EMPTY], ids=["busy-skeleton", "empty-shell"])
+def test_a_page_still_drawing_once_its_requests_end_is_read_once_drawn(
+    shell: bytes, site: Site, tmp_path: Path
+) -> None:
+    """Read as soon as its requests ended, a dumi page was read as its loading skeleton on a
+    busy machine: it failed as `empty_document` and its sidebar's links were never followed."""
+    site.pages["/berths"] = Page(b"<html><body>" + shell + DRAWN_LATE + b"</body></html>")
+    spec = CrawlSpec(site.url("/berths"), render="browser")
+    report, sink = run(tmp_path, spec, browser_options())
+    assert report[site.url("/berths")].state == "ingested"
+    assert "Berths are assigned at dawn" in sink.pages[0].body.decode()
+
+
+@needs_chromium
+def test_a_page_that_never_finishes_drawing_is_read_as_it_is_after_the_bound(
+    site: Site, tmp_path: Path
+) -> None:
+    """A skeleton that never clears costs `drawing_s`, not the page: it is read as it is."""
+    site.pages["/berths"] = Page(
+        b"<html><body><h1>Berths</h1><p>Berths are assigned at dawn.</p>"
+        b"<p aria-busy='true'>Loading the tide table</p></body></html>"
+    )
+    spec = CrawlSpec(site.url("/berths"), render="browser")
+    report, sink = run(tmp_path, spec, browser_options(drawing_s=0.5))
+    assert report[site.url("/berths")].state == "ingested"
+    assert "Loading the tide table" in sink.pages[0].body.decode()
+
+
 @needs_chromium
 def test_a_page_that_never_finishes_loading_fails_with_a_reason(site: Site, tmp_path: Path) -> None:
     site.pages["/slow"] = Page(SHELL)
