@@ -74,6 +74,8 @@ IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 # What in a navigation is a page of the app: a link to another page, or an item that swaps the
 # main view in place (a link to a client-side route is one wherever it is).
 NAV_PAGES = frozenset({"nav_link", "list_item"})
+# Links to pages: what a route's own navigation is followed by (see `_page_in_route`).
+PAGE_LINKS = frozenset({"route", "nav_link"})
 # A route's view is the page itself when it shows again this share of the page's texts and
 # lost no more than KEPT_LOST of them (a highlight moved; a page whose short main content was
 # replaced beside a long sidebar lost more).
@@ -151,6 +153,13 @@ def _own_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
     return not c.nav and c.pattern in IN_ROUTE and (c.selector, c.label) not in shared
 
 
+def _page_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
+    """Whether a control in a route's view is a page its own navigation names: a link the
+    page it was reached from did not draw (dumi lists a part's pages only in the part's
+    sidebar, drawn on the part's pages)."""
+    return c.nav and c.pattern in PAGE_LINKS and (c.selector, c.label) not in shared
+
+
 @dataclass(frozen=True)
 class ScanSummary:
     total: int  # actionable elements in the DOM
@@ -178,6 +187,16 @@ class Step:
     superseded: int = 0
     seconds: float = 0.0
     settled: bool = True  # False: the page was still busy after the longest wait
+
+
+@dataclass(frozen=True)
+class RouteView:
+    """A route's view stored, to act inside later (see `Explorer._explore_route`)."""
+
+    url: str
+    kept: bool  # the view is the page it was reached from, scrolled (see `_keeps`)
+    own: bool  # it has tabs or disclosures of its own
+    links: frozenset[str]  # routes its own navigation names, not seen when it was stored
 
 
 @dataclass
@@ -337,8 +356,8 @@ class Explorer:
         # Inside a route's view (see `_explore_route`): the controls of the page it was reached
         # from (the navigation and chrome they share), which are not clicked again there.
         self._shared: set[tuple[str, str]] | None = None
-        # Routes stored, to act inside once all are seen, and whether each view keeps the page
-        self._route_views: list[tuple[str, bool]] = []
+        # Routes stored, to act inside once the page has nothing left (see `_explore_route`)
+        self._route_views: list[RouteView] = []
         # The state-loop breaker tripped: the page's own controls keep bringing it back to
         # where it was, and only the pages its navigation names are visited from then on.
         self._looping = False
@@ -403,6 +422,8 @@ class Explorer:
 
     def _eligible(self, scan: Scan) -> list[Candidate]:
         out = []
+        # in a route's view: its own tabs and disclosures, `actions_per_route` of them
+        own_left = sum(s.pattern in IN_ROUTE for s in self.steps) < self.options.actions_per_route
         for c in scan.candidates:
             # A code sample in one language more says nothing new and, stored once per
             # language and operation, crowds the descriptions out of the answers.
@@ -423,7 +444,9 @@ class Explorer:
                 continue
             if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue
-            if self._shared is not None and not _own_in_route(c, self._shared):
+            if self._shared is not None and not (
+                (own_left and _own_in_route(c, self._shared)) or _page_in_route(c, self._shared)
+            ):
                 continue
             if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in NAV_PAGES)):
                 continue
@@ -467,10 +490,13 @@ class Explorer:
                     scrolled_up = True  # what renders only near the top is scanned again
                     state = await self._state()
                     continue
-                if self._route_views:  # every route seen: now what is inside their views
-                    view, kept = self._route_views.pop(0)
-                    await self._explore_route(view, url, kept)
-                    state = await self._state()
+                # Every route seen: now what is inside their views (an inner explorer leaves
+                # the views it stored to this one: one level deep, whatever the site's depth).
+                if self._route_views and self._shared is None:
+                    view = self._route_views.pop(0)
+                    if view.own or view.links - self._routes_seen:
+                        await self._explore_route(view, url)
+                        state = await self._state()
                     continue
                 if scrolls >= o.max_scrolls:
                     self.stopped_by = "breaker:scroll_loop"
@@ -683,8 +709,9 @@ class Explorer:
         if stored and first:
             self.routes.append(route)
             self._stored.add(route)
-            if self._shared is None and await self._own_controls():
-                self._route_views.append((after["url"], _keeps(before, after)))
+            own, links = await self._inside_view()
+            if own or links:
+                self._route_views.append(RouteView(after["url"], _keeps(before, after), own, links))
         return stored, superseded
 
     async def _page_of_site(self, url: str) -> bool:
@@ -721,28 +748,33 @@ class Explorer:
         except Exception:  # the page went away: as if not
             return False
 
-    async def _own_controls(self) -> bool:
-        """Whether the view on screen has tabs or disclosures of its own to act on later (not
-        ones the page it was reached from has too)."""
-        if not self.options.actions_per_route or self._last_scan is None:
-            return False
+    async def _inside_view(self) -> tuple[bool, frozenset[str]]:
+        """What the view on screen has to act on later that the page it was reached from has
+        not: whether tabs or disclosures of its own, and the routes its own navigation names
+        that were not seen yet."""
+        if self._last_scan is None:
+            return False, frozenset()
         shared = _controls(self._last_scan)
-        here = _candidates(await self.page.evaluate(SCAN))
-        return any(c.visible and _own_in_route(c, shared) for c in here)
+        here = [c for c in _candidates(await self.page.evaluate(SCAN)) if c.visible]
+        own = bool(self.options.actions_per_route) and any(_own_in_route(c, shared) for c in here)
+        links = {_route(c.url) for c in here if c.url and _page_in_route(c, shared)}
+        return own, frozenset(links - self._routes_seen)
 
-    async def _explore_route(self, url: str, back_to: str, kept: bool) -> None:
+    async def _explore_route(self, view: RouteView, back_to: str) -> None:
         """Act inside a route's view, stored earlier, as on the page it is: its tabs and
-        disclosures (an operation's other response codes) are stored under the route's URL.
-        Not the navigation or chrome it shares with the page it came from, nor other routes;
-        in a view that keeps the page (`kept`: the page scrolled, its address naming the part
-        in view), not what was done on the page or in another such view. Done once the outer
-        exploration has nothing left, so that it never costs a route its visit;
-        `actions_per_route` at most, within the budget."""
+        disclosures (an operation's other response codes) are stored under the route's URL,
+        `actions_per_route` of them at most; the pages its own navigation names and no route
+        seen yet (a part's sidebar) are visited, each stored under its own. Not the
+        navigation or chrome it shares with the page it came from; in a view that keeps the
+        page (`kept`: the page scrolled, its address naming the part in view), not what was
+        done on the page or in another such view. Done once the outer exploration has nothing
+        left, so that it never costs a route its visit; within the budget."""
         o = self.options
-        left = min(o.actions_per_route, o.max_actions - len(self.steps))
+        left = o.max_actions - len(self.steps)
         seconds = self._deadline - time.monotonic()
         if left <= 0 or seconds <= 1 or self._last_scan is None:
             return
+        url = view.url
         route = _route(url)
         shared = _controls(self._last_scan)
         try:
@@ -766,7 +798,7 @@ class Explorer:
             self.network,
         )
         inner._shared = shared
-        if kept:  # the same controls of the same document: done once in all
+        if view.kept:  # the same controls of the same document: done once in all
             inner._tried = self._tried
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all
         inner._stored = self._stored
@@ -778,6 +810,7 @@ class Explorer:
                 step.n = len(self.steps) + 1
                 self.steps.append(step)
             self.routes += inner.routes
+            self._route_views += inner._route_views
             self.breakers += [f"in {route}: {b}" for b in inner.breakers]
             await self._back(back_to)
 

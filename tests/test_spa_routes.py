@@ -1225,6 +1225,48 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
     assert len(clicked) == len(set(clicked)), clicked  # no section shut by a second click
 
 
+# A site in parts, as dumi draws one: the top bar names each part, and a part's pages are
+# listed only in its own sidebar, drawn on the part's pages (the home page has none).
+IN_PARTS = Page(
+    (
+        """<html><head><title>Ledger docs</title></head><body><header><nav>"""
+        + "".join(f'<a href="#/{name.lower()}">{name}</a>' for name in SECTIONS)
+        + """</nav></header><aside></aside><main></main><script>
+const parts = """
+        + str({name.lower(): list(slugs) for name, slugs in SECTIONS.items()}).replace("'", '"')
+        + """;
+"""
+        + ledger_router(
+            """  const at = location.hash.replace(/^#\\/?/, '');
+  const part = Object.keys(parts).find((p) => p === at || parts[p].includes(at));
+  document.querySelector('aside').innerHTML = part ? '<nav><ul>' + parts[part]
+    .map((s) => `<li><a href="#/${s}">${s}</a></li>`).join('') + '</ul></nav>' : '';
+"""
+        )
+    ).encode()
+)
+
+
+def test_the_pages_a_route_s_own_navigation_lists_are_visited(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """dumi: the top bar's parts were visited and the exploration ended there ("exhausted"
+    after three clicks), since in a route's view only its own tabs and disclosures were
+    acted on. A part's pages are named only in the part's sidebar: links a route's view
+    draws to pages not seen are visited as the start page's are, once each."""
+    site.pages["/ledger"] = IN_PARTS
+    client = make_client()
+    job = capture(client, site.url("/ledger"), maxActions=20)
+    assert job["status"] == "completed", job
+    understanding = model(client, site)["understanding"]
+    visited = [route.rsplit("#", 1)[1] for route in understanding["routes"]]
+    parts = [f"/{name.lower()}" for name in SECTIONS]
+    pages = [f"/{slug}" for slugs in SECTIONS.values() for slug in slugs]
+    assert sorted(visited) == sorted(parts + pages), visited
+    own = " ".join(c["text"] for c in resolve(client, site.url("/ledger#/config"), ""))
+    assert "how ledgers handle config" in own, own
+
+
 # A multi-page documentation site (Starlight, Sphinx, Hugo): every page a document of its own
 # with the same header and sidebar, its sections `details` shut but for the current page's.
 HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "config", "missing")}
