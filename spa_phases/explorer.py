@@ -490,8 +490,9 @@ class Explorer:
                     scrolled_up = True  # what renders only near the top is scanned again
                     state = await self._state()
                     continue
-                # Every route seen: now what is inside their views (an inner explorer leaves
-                # the views it stored to this one: one level deep, whatever the site's depth).
+                # Every route seen: now what is inside their views, those it has left only
+                # (an inner explorer hands the views it stores to this one's queue: explored
+                # in turn, not one inside another).
                 if self._route_views and self._shared is None:
                     view = self._route_views.pop(0)
                     if view.own or view.links - self._routes_seen:
