@@ -711,6 +711,11 @@ class Explorer:
             self.routes.append(route)
             self._stored.add(route)
             own, links = await self._inside_view()
+            if route in self._loaded:
+                # A document of a multi-page site: its pages are the start page's navigation's
+                # (and the crawler's). Followed from each page, Sphinx's breadcrumbs stored the
+                # home page again as `index.html`, and every page's source text.
+                links = frozenset()
             if own or links:
                 self._route_views.append(RouteView(after["url"], _keeps(before, after), own, links))
         return stored, superseded

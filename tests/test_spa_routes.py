@@ -1274,7 +1274,7 @@ HARBOR = {"Guides": ("install", "upgrade", "backup"), "Reference": ("cli", "conf
 HARBOR_PAGES = tuple(s for slugs in HARBOR.values() for s in slugs if s != "missing")
 
 
-def harbor_page(slug: str, toc: str = "") -> Page:
+def harbor_page(slug: str, toc: str = "", crumbs: str = "") -> Page:
     sections = "".join(
         f"<li><details{' open' if slug in slugs else ''}><summary>{name}</summary><ul>"
         + "".join(f'<li><a href="/harbor/{s}">{s.title()}</a></li>' for s in slugs)
@@ -1285,7 +1285,7 @@ def harbor_page(slug: str, toc: str = "") -> Page:
         f"""<html><head><title>Harbor: {slug}</title></head><body>
 <header><p>Harbor 4 ships with a new berth scheduler, announced on every page.</p></header>
 <nav class="sidebar" aria-label="Main"><ul><li><a href="/harbor/">Home</a>{toc}</li>{sections}</ul>
-</nav><main><h1>{slug.title()}</h1>
+</nav><main>{crumbs}<h1>{slug.title()}</h1>
 <p>The {slug} page of Harbor explains how moorings handle {slug}.</p>
 <h2 id="usage">Usage</h2><p>Moor first.</p><h2 id="faq">FAQ</h2><p>Ask the harbour master.</p>
 <p>See also <a href="/harbor/elsewhere">a page linked from the text</a>.</p></main>
@@ -1307,6 +1307,28 @@ def harbor_explored(
         site.url(f"/harbor/{s}") for s in pages
     ), steps
     return learned, steps
+
+
+def test_the_links_a_multi_page_site_s_page_adds_are_not_followed_from_it(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Sphinx's themes: each page's breadcrumbs link the home page as `index.html` and the
+    page's source (`_sources/<page>.md.txt`), links the home page does not draw. Followed from
+    each page's view as a client-side route's own navigation is (dumi's parts), they stored
+    the home page a second time, whose copy outranked it, and every page's source. The pages
+    of a multi-page site are its start page's navigation's, and the crawler's."""
+    site.pages["/harbor/"] = harbor_page("home")
+    site.pages["/harbor/index.html"] = harbor_page("home")
+    for slug in HARBOR_PAGES:
+        crumbs = (
+            '<div role="navigation" aria-label="Page navigation"><a href="/harbor/index.html">'
+            f'Docs</a> / {slug} <a href="/harbor/_sources/{slug}.md.txt">View page source</a></div>'
+        )
+        site.pages[f"/harbor/{slug}"] = harbor_page(slug, crumbs=crumbs)
+        site.pages[f"/harbor/_sources/{slug}.md.txt"] = Page(
+            f"# {slug}\n\nThe source of the {slug} page.".encode(), content_type="text/plain"
+        )
+    harbor_explored(make_client(), site, HARBOR_PAGES, max_actions=30)
 
 
 @pytest.mark.parametrize("moved", ["", "/"], ids=["as_linked", "redirected"])
