@@ -47,11 +47,21 @@ DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-enc
 AUTO_MIN_TEXT = 200
 # What a redirected navigation a click started is answered with (see `Renderer._serve`).
 GO_ON = "<!doctype html><script>location.replace({})</script>"
-# Whether a page says it is still drawing: an element on screen marked `aria-busy` (a loading
-# skeleton: dumi's, while its route's script runs) or a body with no text yet (an app's empty
-# shell). Its scripts may run on well after its last request ends, on a busy machine.
-DRAWING = """() => [...document.querySelectorAll('[aria-busy=true]')]
-  .some((el) => el.getClientRects().length > 0) || !(document.body?.innerText || '').trim()"""
+# Whether a page says it is busy: an element on screen marked `aria-busy` (a loading skeleton:
+# dumi's, while its route's script runs).
+BUSY = """() => [...document.querySelectorAll('[aria-busy=true]')]
+  .some((el) => el.getClientRects().length > 0)"""
+# Whether a page is still drawing: busy, or no text yet in its body or the shadow roots under
+# it (an app's empty shell; a web component draws into its shadow root, which the body's text
+# leaves out: Kong's spec renderer, RapiDoc). Its scripts may run on well after its last
+# request ends, on a busy machine.
+DRAWING = (
+    """() => {
+  const texted = (root) => !!(root.innerText ?? root.textContent ?? '').trim()
+    || [...root.querySelectorAll('*')].some((el) => el.shadowRoot && texted(el.shadowRoot));
+  return (BUSY)() || !document.body || !texted(document.body);
+}"""
+).replace("BUSY", BUSY)
 # A class that says a group is collapsed (a JavaScript regex): Docusaurus's categories
 # ("menu__list-item--collapsed"), Vocs's sidebar sections ("vocs_Sidebar_levelCollapsed",
 # headed by a `role=button` with no `aria-expanded`), "collapsed" alone.

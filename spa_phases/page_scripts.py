@@ -3,7 +3,7 @@
 
 import json
 
-from crawl.browser import COLLAPSED_CLASS, DRAWING
+from crawl.browser import BUSY, COLLAPSED_CLASS
 
 # Installed before any page script: the time of the last DOM mutation, for "DOM quiet".
 WATCH_MUTATIONS = """
@@ -33,9 +33,9 @@ WATCH_MUTATIONS = """
 })();
 """
 
-# How long the DOM has not changed; 0 while the page says it is still drawing (a route's
-# loading skeleton, marked `aria-busy`, stays put while its script runs).
-QUIET_FOR_MS = f"() => ({DRAWING})() ? 0 : performance.now() - (window.__loreLastMutation || 0)"
+# How long the DOM has not changed; 0 while the page says it is busy (a route's loading
+# skeleton, marked `aria-busy`, stays put while its script runs).
+QUIET_FOR_MS = f"() => ({BUSY})() ? 0 : performance.now() - (window.__loreLastMutation || 0)"
 # The HTTP status the document on screen was answered with (0 where the browser does not say).
 DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
 

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from crawl import BrowserOptions, CrawlOptions, CrawlSpec, SiteCrawl, browser_missing
+from crawl.browser import DRAWING, close_browser, launch_browser
 from retrieval import Catalog, CrawlUrl
 from tests.conftest import Page, Site, wait_for_job
 from tests.test_crawl import RecordingSink, options
@@ -241,6 +242,41 @@ def test_a_page_that_never_finishes_drawing_is_read_as_it_is_after_the_bound(
     report, sink = run(tmp_path, spec, browser_options(drawing_s=0.5))
     assert report[site.url("/berths")].state == "ingested"
     assert "Loading the tide table" in sink.pages[0].body.decode()
+
+
+# A web component draws into its shadow root, which the body's text leaves out (Kong's spec
+# renderer, RapiDoc): read as an empty shell, each of its pages waited out `drawing_s`, and
+# the explorer's every step its longest wait.
+COMPONENT = b"""<x-card></x-card><script>customElements.define('x-card', class extends
+HTMLElement { connectedCallback() {
+  this.attachShadow({mode: 'open'}).innerHTML = '<p>Berths at dawn.</p>'; } });</script>"""
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    ("body", "drawing"),
+    [
+        (EMPTY, True),
+        (SKELETON, True),
+        (b"<p aria-busy='true' hidden>Loading</p><p>Berths at dawn.</p>", False),
+        (b"<p>Berths at dawn.</p>", False),
+        (COMPONENT, False),
+    ],
+    ids=["empty-shell", "busy-skeleton", "busy-but-hidden", "drawn", "drawn-in-a-shadow-root"],
+)
+def test_a_page_is_drawing_while_it_says_it_is_busy_or_shows_no_text(
+    body: bytes, drawing: bool
+) -> None:
+    async def read() -> object:
+        playwright, browser = await launch_browser(BrowserOptions())
+        try:
+            page = await browser.new_page()
+            await page.set_content((b"<html><body>" + body + b"</body></html>").decode())
+            return await page.evaluate(DRAWING)
+        finally:
+            await close_browser(playwright, browser)
+
+    assert asyncio.run(read()) is drawing
 
 
 @needs_chromium
