@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Twenty-eight more apps, not run by default, check that what was tuned on the six holds on apps lore
+Thirty more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -38,8 +38,10 @@ per page too; `sphinx-rtd`, `pydata-sphinx`, `sphinx-book`, `shibuya` and `sphin
 with Read the Docs', the PyData, Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own
 two themes (`mkdocs-default`, `mkdocs-rtd`) and two more (`mkdocs-bootswatch`,
 `mkdocs-terminal`), a HonKit build (GitBook's successor: its script swaps each page in),
-and a dumi build (React on Umi, history-routed, every page's HTML the same empty shell the
-app fills, the parts in a top bar); the builds group the pages in sidebar categories,
+a dumi build (React on Umi, history-routed, every page's HTML the same empty shell the
+app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor, with its
+defaults) and a TypeDoc build (Markdown documents beside an API page, the sidebar drawn by its
+script); the builds group the pages in sidebar categories,
 collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
@@ -156,6 +158,12 @@ PACKAGES = {
     # Bootstrap) and Terminal's (plain pages, the parts listed in a sidebar).
     "mkdocs-bootswatch": "mkdocs==1.6.1 mkdocs-bootswatch==1.1",
     "mkdocs-terminal": "mkdocs==1.6.1 mkdocs-terminal==4.8.0",
+    # Zensical, Material for MkDocs' successor (a Rust build reading mkdocs.yml), with its
+    # defaults. 0.0.40: later versions want zensical-ui, which the registry here lacks.
+    "zensical": "zensical==0.0.40",
+    # TypeDoc, the TypeScript API documenter, here for its Markdown documents: static pages
+    # whose sidebar its script draws from compressed data (no links in the HTML it serves).
+    "typedoc": "typedoc@0.28.20 typescript@5.9.3",
 }
 API_APPS = (
     "swagger-ui",
@@ -194,6 +202,8 @@ DOC_APPS = (
     "mkdocs-terminal",
     "honkit",
     "dumi",
+    "zensical",
+    "typedoc",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -866,13 +876,15 @@ MKDOCS_THEMES: dict[str, dict[str, Any]] = {
     "mkdocs-rtd": {"name": "readthedocs"},
     "mkdocs-bootswatch": {"name": "cerulean"},
     "mkdocs-terminal": {"name": "terminal"},
+    "zensical": {},  # its own defaults
 }
 
 
 def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]], app: str = "mkdocs") -> str:
     """An MkDocs build of the pages (`/sites/<app>/part-<n>/<slug>/`) with the app's theme;
     Material's: instant navigation, the sidebar's sections of five collapsed until clicked."""
-    mkdocs = pypi(app if app in PACKAGES else "mkdocs") / "mkdocs"
+    program = "zensical" if app == "zensical" else "mkdocs"
+    mkdocs = pypi(app if app in PACKAGES else "mkdocs") / program
     project = root.parent / app
     docs = project / "docs"
     docs.mkdir(parents=True)
@@ -883,11 +895,12 @@ def mkdocs_site(root: Path, base: str, pages: list[dict[str, str]], app: str = "
     config = {
         "site_name": "Docs",
         "site_url": f"{base}/sites/{app}/",
-        "theme": MKDOCS_THEMES[app],
+        **({"theme": MKDOCS_THEMES[app]} if MKDOCS_THEMES[app] else {}),
         "nav": [{"Home": "index.md"}, *({name: paths} for name, paths in sections.items())],
     }
     (project / "mkdocs.yml").write_text(json.dumps(config))  # YAML reads JSON
-    build(app, ["build", "--quiet", "--site-dir", "site"], project, program=str(mkdocs))
+    command = ["build"] if app == "zensical" else ["build", "--quiet", "--site-dir", "site"]
+    build(app, command, project, program=str(mkdocs))
     shutil.copytree(project / "site", root / "sites" / app)
     return f"/sites/{app}/"
 
@@ -1085,6 +1098,38 @@ def honkit_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/honkit/"
 
 
+def typedoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A TypeDoc build of the pages as its project documents
+    (`/sites/typedoc/documents/<slug>.html`, each titled by its slug, grouped by part), the first
+    page its readme (`index.html`), beside the API page of a one-function module."""
+    modules = npm(PACKAGES["typedoc"], CACHE.parent / "spa-typedoc")
+    project = work / "typedoc"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "index.ts").write_text(
+        "/** Adds two numbers. */\nexport function add(a: number, b: number): number {\n"
+        "  return a + b\n}\n"
+    )
+    (project / "README.md").write_text(pages[0]["markdown"])
+    for n, page in enumerate(pages[1:], 1):
+        part = _grouped_path(n, page).split("/")[0].replace("part-", "Part ")
+        (project / f"{page['slug']}.md").write_text(
+            f"---\ntitle: {page['slug']}\ngroup: {part}\n---\n\n{page['markdown']}"
+        )
+    config = {
+        "entryPoints": ["src/index.ts"],
+        "readme": "README.md",
+        "projectDocuments": [f"{page['slug']}.md" for page in pages[1:]],
+        "out": "site",
+        "name": "Docs",
+        "skipErrorChecking": True,
+    }
+    (project / "typedoc.json").write_text(json.dumps(config))
+    (project / "node_modules").symlink_to(modules)
+    build("typedoc", [str(modules / "typedoc" / "bin" / "typedoc")], project)
+    shutil.copytree(project / "site", root / "sites" / "typedoc")
+    return "/sites/typedoc/"
+
+
 SPHINX_THEMES = {
     "sphinx": "furo",
     "sphinx-rtd": "sphinx_rtd_theme",
@@ -1257,6 +1302,10 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
         ]
+    if app == "typedoc":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}{home}documents/{p['slug']}.html") for p in pages[1:]
+        ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "nextra": "", "vocs": "", "dumi": ""}
         suffix |= dict.fromkeys(MKDOCS_THEMES, "/")
@@ -1397,6 +1446,8 @@ def main() -> None:
             homes["honkit"] = honkit_site(root, work, pages)
         if "dumi" in apps:
             homes["dumi"] = dumi_site(root, work, pages)
+        if "typedoc" in apps:
+            homes["typedoc"] = typedoc_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
