@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty more apps, not run by default, check that what was tuned on the six holds on apps lore
+Thirty-one more apps, not run by default, check that what was tuned on the six holds on apps lore
 was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
 over the same specs; Kong's shows each response code through a select drawn as a button,
 OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
@@ -25,7 +25,8 @@ from each spec, each operation a page of its own; Zudoku, a React site built fro
 started at its overview page, the operations on routes of their own, headed by an empty
 `h2` when they have no summary; docusaurus-openapi, a Docusaurus site built from each spec by
 PaloAltoNetworks' OpenAPI plugin, started at the spec's info page, each operation a page of
-its own with its responses in tabs by status code), docsify (hash-routed, its own headings
+its own with its responses in tabs by status code; starlight-openapi, a Starlight site
+built from each spec by its OpenAPI plugin, a page of HTML for each operation), docsify (hash-routed, its own headings
 linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
 whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
@@ -164,6 +165,10 @@ PACKAGES = {
     # TypeDoc, the TypeScript API documenter, here for its Markdown documents: static pages
     # whose sidebar its script draws from compressed data (no links in the HTML it serves).
     "typedoc": "typedoc@0.28.20 typescript@5.9.3",
+    # Starlight's OpenAPI plugin, built per spec: an overview page at /api/ and each operation
+    # a page of HTML of its own (no client router), the sidebar's tag groups. 0.22: later
+    # versions need Astro 6 (Node 22).
+    "starlight-openapi": "starlight-openapi@0.22.1 @astrojs/starlight@0.37.7 astro@5.18.2",
 }
 API_APPS = (
     "swagger-ui",
@@ -177,6 +182,7 @@ API_APPS = (
     "vitepress-openapi",
     "zudoku",
     "docusaurus-openapi",
+    "starlight-openapi",
 )
 DOC_APPS = (
     "docute",
@@ -214,11 +220,12 @@ BUILT = (
     "vitepress-openapi",
     "zudoku",
     "docusaurus-openapi",
+    "starlight-openapi",
     *(app for app in DOC_APPS if app not in ("docute", "vitepress", "docsify")),
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
 # Where a built API reference starts, below its folder: Zudoku's overview page.
-START = {"zudoku": "api"}
+START = {"zudoku": "api", "starlight-openapi": "api/"}
 
 # Wrappers: ?spec=<file in /specs/> picks the spec, as Swagger UI's wrapper in the shared data.
 WRAPPERS = {
@@ -1217,6 +1224,43 @@ def zudoku_sites(root: Path, data: Path, names: list[str]) -> None:
         )
 
 
+STARLIGHT_OPENAPI = """import { defineConfig } from 'astro/config'
+import starlight from '@astrojs/starlight'
+import starlightOpenAPI, { openAPISidebarGroups } from 'starlight-openapi'
+export default defineConfig({ base: 'BASE',
+  integrations: [starlight({ title: 'API', pagefind: false,
+    plugins: [starlightOpenAPI([{ base: 'api', schema: './openapi.yaml' }])],
+    sidebar: openAPISidebarGroups })] })
+"""
+
+
+def starlight_openapi_sites(root: Path, data: Path, names: list[str]) -> None:
+    """A Starlight build of each spec by its OpenAPI plugin, at
+    `/sites/starlight-openapi/<spec stem>/` (the operations under `api/`), as the plugin's
+    documentation sets it up; built beside its modules, as Starlight is."""
+    modules = npm(PACKAGES["starlight-openapi"], CACHE.parent / "spa-starlight-openapi")
+    project = modules.parent / "site"
+    for name in names:
+        stem = Path(name).stem
+        shutil.rmtree(project, ignore_errors=True)
+        (project / "src" / "content" / "docs").mkdir(parents=True)
+        (project / "package.json").write_text('{"name": "api", "private": true, "type": "module"}')
+        (project / "src" / "content.config.ts").write_text(STARLIGHT_CONTENT)
+        (project / "src" / "content" / "docs" / "index.md").write_text("---\ntitle: API\n---\n")
+        (project / "astro.config.mjs").write_text(
+            STARLIGHT_OPENAPI.replace("BASE", f"/sites/starlight-openapi/{stem}")
+        )
+        shutil.copy(data / "specs" / name, project / "openapi.yaml")
+        env = {"ASTRO_TELEMETRY_DISABLED": "1"}
+        build(
+            f"starlight-openapi of {name}",
+            [str(modules / "astro" / "astro.js"), "build"],
+            project,
+            env,
+        )
+        shutil.copytree(project / "dist", root / "sites" / "starlight-openapi" / stem)
+
+
 DOCUSAURUS_OPENAPI_CONFIG = {
     "title": "API",
     "url": "http://127.0.0.1",
@@ -1455,6 +1499,8 @@ def main() -> None:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
             zudoku_sites(root, args.data, names)
+        if "starlight-openapi" in apps:
+            starlight_openapi_sites(root, args.data, names)
         scored = {app: names for app in apps}
         if "docusaurus-openapi" in apps:
             scored["docusaurus-openapi"] = docusaurus_openapi_sites(root, args.data, names)
