@@ -16,34 +16,33 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-one more apps, not run by default, check that what was tuned on the six holds on apps lore
-was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API references
-over the same specs; Kong's shows each response code through a select drawn as a button,
-OpenAPI UI each operation on a route of its own, reached from sidebar entries that are plain
-styled boxes and titled in bold, no heading markup; vitepress-openapi, a VitePress site built
-from each spec, each operation a page of its own; Zudoku, a React site built from each spec,
-started at its overview page, the operations on routes of their own, headed by an empty
+Thirty-one more apps, not run by default, check that what was tuned on the six holds on apps
+lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
+references over the same specs; Kong's shows each response code through a select drawn as a
+button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
+plain styled boxes and titled in bold, no heading markup; vitepress-openapi, a VitePress site
+built from each spec, each operation a page of its own; Zudoku, a React site built from each
+spec, started at its overview page, the operations on routes of their own, headed by an empty
 `h2` when they have no summary; docusaurus-openapi, a Docusaurus site built from each spec by
-PaloAltoNetworks' OpenAPI plugin, started at the spec's info page, each operation a page of
-its own with its responses in tabs by status code; starlight-openapi, a Starlight site
-built from each spec by its OpenAPI plugin, a page of HTML for each operation), docsify (hash-routed, its own headings
-linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a folder
-whose address ends in a slash, asked for without it), an Rspress build (history-routed,
-React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the
-sidebar), a Material for MkDocs build (from PyPI; pages its instant navigation swaps in
-place), a VuePress 2 build (history-routed, Vue), a Vocs build (history-routed, React,
-clean URLs), a Starlight build (Astro: no client router, every page a document of its
-own; `starlight-redirects` the same with links without their slash, which the static server
-redirects to the page's folder), a Sphinx build (from PyPI, the Furo theme: a document
-per page too; `sphinx-rtd`, `pydata-sphinx`, `sphinx-book`, `shibuya` and `sphinxawesome`
-with Read the Docs', the PyData, Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own
-two themes (`mkdocs-default`, `mkdocs-rtd`) and two more (`mkdocs-bootswatch`,
-`mkdocs-terminal`), a HonKit build (GitBook's successor: its script swaps each page in),
-a dumi build (React on Umi, history-routed, every page's HTML the same empty shell the
-app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor, with its
-defaults) and a TypeDoc build (Markdown documents beside an API page, the sidebar drawn by its
-script); the builds group the pages in sidebar categories,
-collapsed until clicked where the theme can.
+PaloAltoNetworks' OpenAPI plugin, started at the spec's info page, each operation a page of its
+own with its responses in tabs by status code; starlight-openapi, a Starlight site built from
+each spec by its OpenAPI plugin, a page of HTML for each operation), docsify (hash-routed, its
+own headings linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
+folder whose address ends in a slash, asked for without it), an Rspress build (history-routed,
+React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the sidebar), a
+Material for MkDocs build (from PyPI; pages its instant navigation swaps in place), a VuePress
+2 build (history-routed, Vue), a Vocs build (history-routed, React, clean URLs), a Starlight
+build (Astro: no client router, every page a document of its own; `starlight-redirects` the
+same with links without their slash, which the static server redirects to the page's folder), a
+Sphinx build (from PyPI, the Furo theme: a document per page too; `sphinx-rtd`,
+`pydata-sphinx`, `sphinx-book`, `shibuya` and `sphinxawesome` with Read the Docs', the PyData,
+Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own two themes (`mkdocs-default`,
+`mkdocs-rtd`) and two more (`mkdocs-bootswatch`, `mkdocs-terminal`), a HonKit build (GitBook's
+successor: its script swaps each page in), a dumi build (React on Umi, history-routed, every
+page's HTML the same empty shell the app fills, the parts in a top bar), a Zensical build
+(Material for MkDocs' successor, with its defaults) and a TypeDoc build (Markdown documents
+beside an API page, the sidebar drawn by its script); the builds group the pages in sidebar
+categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
