@@ -496,6 +496,9 @@ def _packed(
 
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s", re.MULTILINE)
+# A block of code of one line that opens a text, and an HTTP method with a path or URL.
+_OPENING_CODE = re.compile(r"\A```[^\n]*\n([^\n]+)\n```")
+_METHOD_PATH = re.compile(r"(?i:get|put|post|delete|patch|head|options|trace) (?:/|https?://)\S*")
 _RUN = re.compile(r"^(.*) > :is\((.*)\)$")
 
 
@@ -569,12 +572,26 @@ def _leads(pieces: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, str]:
     leads: dict[str, str] = {}
     under: set[str] = set()
     for path, text in pieces:
-        label = " ".join(text.split())
+        label = _label(text)
         first = len(path) == 1 and path[0] not in under
-        if first and _is_label(label) and _says_more(label, path):
+        if first and label and _says_more(label, path):
             leads[path[0]] = label
         under.update(path[:1])
     return leads
+
+
+def _label(text: str) -> str | None:
+    """The label a part opens with: all its text when that is a short line that names
+    something, or a method and path drawn as a block of code (Docusaurus' OpenAPI plugin's
+    "GET /2.0/repositories/:username/:slug" over the operation's name); not a sentence, nor
+    other code ("npm install x")."""
+    line = " ".join(text.split())
+    if _is_label(line):
+        return line
+    code = _OPENING_CODE.match(text)
+    if code and _METHOD_PATH.fullmatch(called := " ".join(code[1].split())):
+        return called
+    return None
 
 
 def _is_label(text: str) -> bool:
@@ -594,7 +611,7 @@ def _led(path: tuple[str, ...], text: str, leads: dict[str, str]) -> tuple[str, 
     Responses"): a query naming the heading a chunk sits directly under still names its
     section (`retrieval.ranking.section_factor`). The lead itself keeps its path."""
     lead = leads.get(path[0]) if path else None
-    if lead is None or (len(path) == 1 and " ".join(text.split()) == lead):
+    if lead is None or (len(path) == 1 and _label(text) == lead):
         return path
     return (lead, *path)
 

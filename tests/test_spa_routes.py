@@ -738,25 +738,25 @@ def test_a_deep_linked_section_s_route_holds_only_what_it_opened(
 
 
 LED_OPS = {
-    "getParcel": ("get", "/parcels/{id}", "The parcel, with its weight and its label."),
-    "getParcelScans": ("get", "/parcels/{id}/scans", "The scans, the newest first."),
-    "about": (None, None, "Parcels travel by van from the depot."),
+    "getParcel": ("get /parcels/{id}", "The parcel, with its weight and its label."),
+    "getParcelScans": ("get /parcels/{id}/scans", "The scans, the newest first."),
+    "getParcelLabel": ("GET /parcels/{id}/label", "The label, ready to print."),
+    "about": (None, "Parcels travel by van from the depot."),
+    "install": (None, "The client posts parcels from a script."),
 }
 # Like Stoplight Elements: an operation's route opens with its name and, in a line of its own,
-# its method and path; its responses, drawn apart, name only the operation. Another route's
-# opening line is a sentence, not a label.
+# its method and path; like Docusaurus' OpenAPI plugin (getParcelLabel), that line drawn as a
+# block of code. Its responses, drawn apart, name only the operation. Other routes open with a
+# sentence, or a command in a block of code: not labels.
+LEADS = {
+    "getParcel": "<div><span>get</span> <span>/parcels/{id}</span></div>",
+    "getParcelScans": "<div><span>get</span> <span>/parcels/{id}/scans</span></div>",
+    "getParcelLabel": "<pre><code>GET /parcels/{id}/label</code></pre>",
+    "about": "<p>About the parcels.</p>",
+    "install": "<pre><code>npm install parcel-client</code></pre>",
+}
 LED = routed_tabs(
-    {
-        op: (
-            op,
-            ok,
-            "No parcel has that number.",
-            f"<div><span>{method}</span> <span>{path}</span></div>"
-            if method
-            else "<p>About the parcels.</p>",
-        )
-        for op, (method, path, ok) in LED_OPS.items()
-    }
+    {op: (op, ok, "No parcel has that number.", LEADS[op]) for op, (_, ok) in LED_OPS.items()}
 )
 
 
@@ -765,23 +765,25 @@ def test_a_route_s_opening_label_is_the_context_of_its_other_blocks(
 ) -> None:
     """A query naming an operation's method and path found its responses under other
     operations' (Elements' getRepository response ranked 12th behind its neighbours' one-line
-    "get /2.0/repositories/{username}/{slug}/pullrequests"): the route's opening line heads
-    its other blocks, those its clicks reveal too, and nothing is stored twice for it. A
-    sentence that opens a route is not a label."""
+    "get /2.0/repositories/{username}/{slug}/pullrequests"; Docusaurus' OpenAPI plugin's, its
+    method and path drawn as code, 16th): the route's opening line heads its other blocks,
+    those its clicks reveal too, and nothing is stored twice for it. A sentence or a command
+    that opens a route is not a label."""
     site.pages["/parcels"] = LED
     client = make_client()
-    job = capture(client, site.url("/parcels"), maxActions=20)
+    job = capture(client, site.url("/parcels"), maxActions=24)
     assert job["status"] == "completed", job
-    for op, (method, path, ok) in LED_OPS.items():
+    for op, (label, ok) in LED_OPS.items():
         own = resolve(client, site.url(f"/parcels#/operations/{op}"), "", k=20)
-        led = [op] if method is None else [f"{method} {path}", op]
+        led = [op] if label is None else [label, op]
         # each response under its code: the tab its panel stands for, selected
         (response,) = [c for c in own if ok in c["text"]]
         assert response["headingPath"] == [*led, "Responses", "200"], response
-        if method is not None:
+        if label is not None:
             (missing,) = [c for c in own if "No parcel has that number" in c["text"]]
             assert missing["phase"] == "post_interaction", missing
             assert missing["headingPath"] == [*led, "Responses", "404"], missing
+            path = label.split()[1]
             (line,) = [c for c in own if path in c["text"]]  # the label keeps its own path
             assert line["headingPath"] == [op], line
 
