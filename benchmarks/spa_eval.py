@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-one more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-two more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -35,14 +35,15 @@ Material for MkDocs build (from PyPI; pages its instant navigation swaps in plac
 build (Astro: no client router, every page a document of its own; `starlight-redirects` the
 same with links without their slash, which the static server redirects to the page's folder), a
 Sphinx build (from PyPI, the Furo theme: a document per page too; `sphinx-rtd`,
-`pydata-sphinx`, `sphinx-book`, `shibuya` and `sphinxawesome` with Read the Docs', the PyData,
-Jupyter Book's, Shibuya's and the Awesome theme), MkDocs' own two themes (`mkdocs-default`,
-`mkdocs-rtd`) and two more (`mkdocs-bootswatch`, `mkdocs-terminal`), a HonKit build (GitBook's
-successor: its script swaps each page in), a dumi build (React on Umi, history-routed, every
-page's HTML the same empty shell the app fills, the parts in a top bar), a Zensical build
-(Material for MkDocs' successor, with its defaults) and a TypeDoc build (Markdown documents
-beside an API page, the sidebar drawn by its script); the builds group the pages in sidebar
-categories, collapsed until clicked where the theme can.
+`pydata-sphinx`, `sphinx-book`, `shibuya`, `sphinxawesome` and `sphinx-alabaster` with Read the
+Docs', the PyData, Jupyter Book's, Shibuya's, the Awesome theme and Sphinx's default,
+Alabaster), MkDocs' own two themes (`mkdocs-default`, `mkdocs-rtd`) and two more
+(`mkdocs-bootswatch`, `mkdocs-terminal`), a HonKit build (GitBook's successor: its script swaps
+each page in), a dumi build (React on Umi, history-routed, every page's HTML the same empty
+shell the app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor,
+with its defaults) and a TypeDoc build (Markdown documents beside an API page, the sidebar
+drawn by its script); the builds group the pages in sidebar categories, collapsed until clicked
+where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -153,6 +154,9 @@ PACKAGES = {
     "sphinx-book": f"{SPHINX} sphinx-book-theme==1.4.0",
     "shibuya": f"{SPHINX} shibuya==2026.7.12",
     "sphinxawesome": f"{SPHINX} sphinxawesome-theme==6.0.6",
+    # And Sphinx's own default, Alabaster (installed with Sphinx): a sidebar of the whole
+    # table of contents, no script.
+    "sphinx-alabaster": SPHINX,
     # MkDocs' themes beyond the two it ships, each in its own virtual environment: Bootswatch's
     # (Bootstrap 3: the parts drop-down menus in a top bar, as MkDocs' own theme but an older
     # Bootstrap) and Terminal's (plain pages, the parts listed in a sidebar).
@@ -203,6 +207,7 @@ DOC_APPS = (
     "sphinx-book",
     "shibuya",
     "sphinxawesome",
+    "sphinx-alabaster",
     "mkdocs-bootswatch",
     "mkdocs-terminal",
     "honkit",
@@ -1143,6 +1148,7 @@ SPHINX_THEMES = {
     "sphinx-book": "sphinx_book_theme",
     "shibuya": "shibuya",
     "sphinxawesome": "sphinxawesome_theme",
+    "sphinx-alabaster": "alabaster",
 }
 
 
