@@ -25,7 +25,14 @@ from ingest.errors import (
     UnsupportedTypeError,
 )
 from ingest.formats import EXTRACTORS, Extracted, ExtractRequest, Limits, Tools, extract
-from ingest.html import ExtractedHtml, collapse, extract_html, hidden_from_readers, title_line
+from ingest.html import (
+    ExtractedHtml,
+    collapse,
+    extract_html,
+    hidden_from_readers,
+    is_button,
+    title_line,
+)
 from ingest.html import to_markdown as html_to_markdown
 from ingest.pipeline import (
     ChunkingOptions,
@@ -79,6 +86,7 @@ __all__ = [
     "extract_html",
     "hidden_from_readers",
     "html_to_markdown",
+    "is_button",
     "prepare",
     "split_sections",
     "title_line",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from ingest import collapse, hidden_from_readers, html_to_markdown, title_line
+from ingest import collapse, hidden_from_readers, html_to_markdown, is_button, title_line
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
@@ -204,6 +204,8 @@ def selector(element: lxml.html.HtmlElement) -> str:
 def _is_container(element: lxml.html.HtmlElement) -> bool:
     if element.get(TITLE_MARK):
         return False  # a title leads the regions after it; as one itself it would lead none
+    if _in_code(element):
+        return False  # a block of code is one unit, whatever scrolls it (Retype's role=region)
     if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
         return True
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
@@ -332,20 +334,25 @@ def _heading_level(element: lxml.html.HtmlElement) -> float:
 def _heading_text(element: lxml.html.HtmlElement) -> str:
     """A heading's words as the page shows them: blocks, and boxes set apart, are words
     apart, and invisible characters are gone (the zero-width space of Docusaurus' anchor
-    link, "Responses\u200b", made a heading path no query wrote)."""
-    parts: list[str] = []
+    link, "Responses\u200b", made a heading path no query wrote). A button beside its words
+    is not one of them (as the Markdown writes it: `heading_words`)."""
 
-    def walk(e: lxml.html.HtmlElement) -> None:
-        parts.append(e.text or "")
-        for child in e:
-            if isinstance(child.tag, str):
-                if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
-                    parts.append(" ")
-                walk(child)
-            parts.append(child.tail or "")
+    def words(buttons: bool) -> str:
+        parts: list[str] = []
 
-    walk(element)
-    return collapse("".join(parts))
+        def walk(e: lxml.html.HtmlElement) -> None:
+            parts.append(e.text or "")
+            for child in e:
+                if isinstance(child.tag, str) and (buttons or not is_button(child)):
+                    if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
+                        parts.append(" ")
+                    walk(child)
+                parts.append(child.tail or "")
+
+        walk(element)
+        return collapse("".join(parts))
+
+    return words(buttons=False) or words(buttons=True)
 
 
 def _title(element: lxml.html.HtmlElement) -> str:

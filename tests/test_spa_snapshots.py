@@ -440,6 +440,39 @@ def test_a_code_block_is_one_region_whatever_its_lines_are_drawn_with() -> None:
     assert "line 0 of the sample\nline 1 of the sample" in found[0].markdown
 
 
+def test_a_code_block_is_one_region_whatever_scrolls_it() -> None:
+    """Retype wraps each block's code in a scroll viewer marked `role=region` inside its `pre`:
+    read as a region of its own, the code came out as one line of inline code, apart from its
+    section. Nothing inside a block of code is a region of its own."""
+    viewer = (
+        '<div class="simplebar-wrapper"><div role="region" aria-label="scrollable content" '
+        'id="sample-scroll"><code class="language-js">const pets = await list()\n'
+        "console.log(pets.length)</code></div></div>"
+    )
+    found = regions(
+        "<html><body><main><h2>Listing pets</h2><p>The client lists every pet of the shop."
+        f"</p><pre class='language-js'>{viewer}</pre></main></body></html>"
+    )
+    assert len(found) == 1, [r.markdown for r in found]
+    assert "```js\nconst pets = await list()\nconsole.log(pets.length)\n```" in found[0].markdown
+
+
+def test_a_heading_s_words_leave_out_the_buttons_beside_them() -> None:
+    """Retype draws a "Copy" page action inside each page's `h1`: every chunk of the page was
+    headed "Scalar Themes Copy". A button inside a heading beside its words is not part of
+    them; a heading that is all button (an accordion's) keeps the button's words."""
+    found = regions(
+        "<html><body><main><h1>Scalar Themes<div><button title='Copy page'>"
+        "<span>Copy</span></button></div></h1><p>Themes for every Scalar product.</p>"
+        "<h2><button aria-expanded='true'>Installation</button></h2>"
+        "<p>Install the package with pnpm.</p></main></body></html>"
+    )
+    markdown = "\n".join(r.markdown for r in found)
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    assert headings == ["# Scalar Themes", "## Installation"], markdown
+    assert [r.heading_path for r in found] == [(), ("Scalar Themes",)], found
+
+
 def test_a_tab_panel_is_led_by_its_tab() -> None:
     found = regions(
         "<html><body><main><h2>Responses</h2><div role='tablist'>"

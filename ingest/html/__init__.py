@@ -23,6 +23,7 @@ from ingest.html.writer import (
     MarkdownWriter,
     collapse,
     hidden_from_readers,
+    is_button,
     title_line,
     to_markdown,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "extract_html",
     "hidden_from_readers",
     "html_title",
+    "is_button",
     "parse",
     "title_line",
     "to_markdown",

@@ -152,6 +152,10 @@ _NOT_IN_LINE = (
 MAX_TITLE_WORDS = 12
 
 
+def is_button(element: lxml.html.HtmlElement) -> bool:
+    return bool(element.tag == "button" or element.get("role") == "button")
+
+
 def title_line(heading: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     """The line a heading with no words of its own stands over, which the page shows as its
     title: Zudoku heads an operation with no summary by an `h2` that holds only a permalink,
@@ -322,7 +326,7 @@ class MarkdownWriter:
             self._flush()
             return
         if tag in HEADINGS:
-            text = self.plain(element)
+            text = self.heading_words(element)
             line = None if text else title_line(element)
             if line is not None:
                 text = self.plain(line)
@@ -387,17 +391,21 @@ class MarkdownWriter:
     def _text(self, text: str) -> None:
         self._inline.add(text, link=self._links > 0)
 
-    def raw_text(self, element: lxml.html.HtmlElement) -> str:
+    def raw_text(self, element: lxml.html.HtmlElement, buttons: bool = True) -> str:
         """The element's text as written, without skipped parts (permalinks, line numbers), a
         `<br>` as a line break, and a block (a code viewer's `<div>` per line) on a line of its
-        own."""
+        own; without `buttons`, the buttons' words left out."""
         parts: list[str] = []
 
         def walk(node: lxml.html.HtmlElement) -> None:
             if node.text:
                 parts.append(node.text)
             for child in node:
-                if isinstance(child.tag, str) and not self.skipped(child):
+                if (
+                    isinstance(child.tag, str)
+                    and not self.skipped(child)
+                    and (buttons or not is_button(child))
+                ):
                     starts_line = child.tag in _LINE_BLOCKS and parts and parts[-1][-1] != "\n"
                     if child.tag == "br" or starts_line:
                         parts.append("\n")
@@ -416,6 +424,12 @@ class MarkdownWriter:
     def plain(self, element: lxml.html.HtmlElement) -> str:
         """The element's text as a reader sees it on one line."""
         return collapse(self.raw_text(element))
+
+    def heading_words(self, element: lxml.html.HtmlElement) -> str:
+        """A heading's text on one line: a button inside it beside its words (Retype's "Copy"
+        page action in each `h1`) is not one of them; a heading that is all button (an
+        accordion's) keeps the button's."""
+        return collapse(self.raw_text(element, buttons=False)) or self.plain(element)
 
     # ------------------------------------------------------------------ blocks
 
