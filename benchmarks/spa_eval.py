@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-two more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-three more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -41,9 +41,9 @@ Alabaster), MkDocs' own two themes (`mkdocs-default`, `mkdocs-rtd`) and two more
 (`mkdocs-bootswatch`, `mkdocs-terminal`), a HonKit build (GitBook's successor: its script swaps
 each page in), a dumi build (React on Umi, history-routed, every page's HTML the same empty
 shell the app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor,
-with its defaults) and a TypeDoc build (Markdown documents beside an API page, the sidebar
-drawn by its script); the builds group the pages in sidebar categories, collapsed until clicked
-where the theme can.
+with its defaults), a TypeDoc build (Markdown documents beside an API page, the sidebar drawn
+by its script) and a Retype build (pages Turbo swaps in, the sidebar drawn by its script); the
+builds group the pages in sidebar categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -171,6 +171,10 @@ PACKAGES = {
     # Starlight's OpenAPI plugin, built per spec: an overview page at /api/ and each operation
     # a page of HTML of its own (no client router), the sidebar's tag groups. 0.22: later
     # versions need Astro 6 (Node 22).
+    # Retype (its .NET build shipped in an npm package): static pages that Turbo fetches and
+    # swaps in, the sidebar drawn by its script from the site's configuration, the folders its
+    # groups.
+    "retype": "retypeapp@4.6.0",
     "starlight-openapi": "starlight-openapi@0.22.1 @astrojs/starlight@0.37.7 astro@5.18.2",
 }
 API_APPS = (
@@ -214,6 +218,7 @@ DOC_APPS = (
     "dumi",
     "zensical",
     "typedoc",
+    "retype",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1109,6 +1114,22 @@ def honkit_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/honkit/"
 
 
+def retype_site(root: Path, work: Path, base: str, pages: list[dict[str, str]]) -> str:
+    """A Retype build of the pages (`/sites/retype/part-<n>/<slug>/`), the first page its
+    home; its `url` (which it requires) the address it is served at, `base`, as its
+    `<link rel=canonical>` names it."""
+    modules = npm(PACKAGES["retype"], CACHE.parent / "spa-retype")
+    project = work / "retype"
+    (project / "docs").mkdir(parents=True)
+    _write_grouped(project / "docs", pages, home="README.md")
+    (project / "retype.yml").write_text(
+        json.dumps({"input": "docs", "output": "site", "url": f"{base}/sites/retype"})
+    )  # YAML reads JSON
+    build("retype", ["build"], project, program=str(modules / ".bin" / "retype"))
+    shutil.copytree(project / "site", root / "sites" / "retype")
+    return "/sites/retype/"
+
+
 def typedoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     """A TypeDoc build of the pages as its project documents
     (`/sites/typedoc/documents/<slug>.html`, each titled by its slug, grouped by part), the first
@@ -1356,7 +1377,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}{home}documents/{p['slug']}.html") for p in pages[1:]
         ]
     if app in BUILT:
-        suffix = {"docusaurus": "/", "nextra": "", "vocs": "", "dumi": ""}
+        suffix = {"docusaurus": "/", "retype": "/", "nextra": "", "vocs": "", "dumi": ""}
         suffix |= dict.fromkeys(MKDOCS_THEMES, "/")
         suffix |= {"starlight": "/", "starlight-redirects": ""}
         return [canonicalize(base + home)] + [
@@ -1497,6 +1518,8 @@ def main() -> None:
             homes["dumi"] = dumi_site(root, work, pages)
         if "typedoc" in apps:
             homes["typedoc"] = typedoc_site(root, work, pages)
+        if "retype" in apps:
+            homes["retype"] = retype_site(root, work, base, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
