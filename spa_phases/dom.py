@@ -205,7 +205,9 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
     if element.get(TITLE_MARK):
         return False  # a title leads the regions after it; as one itself it would lead none
     if _in_code(element):
-        return False  # a block of code is one unit, whatever scrolls it (Retype's role=region)
+        # A block of code is one unit: its lines (a div of one class each, in some viewers),
+        # and whatever scrolls it (Retype's viewer, marked role=region), are not regions.
+        return False
     if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
         return True
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
@@ -216,8 +218,7 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
         return (
             next(element.iterancestors("article", "section", "main", "aside", "nav"), None) is None
         )
-    # A code block is one unit: its lines, each a div of one class in some viewers, are not.
-    return element.tag == "div" and _repeated(element) and not _in_code(element)
+    return element.tag == "div" and _repeated(element)
 
 
 def _navigation(element: lxml.html.HtmlElement) -> bool:
