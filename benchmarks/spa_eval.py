@@ -176,6 +176,12 @@ PACKAGES = {
     # groups.
     "retype": "retypeapp@4.6.0",
     "starlight-openapi": "starlight-openapi@0.22.1 @astrojs/starlight@0.37.7 astro@5.18.2",
+    # Fumadocs, a React documentation framework on Next.js (App Router, exported static: clean
+    # URLs, the sidebar's folders Radix collapsibles shut until opened, pages the client router
+    # swaps in). 16.14: later versions depend on zbsearch 4, which the registry here lacks.
+    "fumadocs": "fumadocs-ui@16.14.5 fumadocs-core@16.14.5 fumadocs-mdx@15.3.1 next@16.3.4 "
+    "react@19.2.9 react-dom@19.2.9 tailwindcss@4.3.5 @tailwindcss/postcss@4.3.5 postcss "
+    "typescript@5.9.3 @types/mdx @types/react @types/node",
 }
 API_APPS = (
     "swagger-ui",
@@ -219,6 +225,7 @@ DOC_APPS = (
     "zensical",
     "typedoc",
     "retype",
+    "fumadocs",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -870,6 +877,94 @@ def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/nextra/"
 
 
+FUMADOCS = {
+    "next.config.mjs": """import { createMDX } from 'fumadocs-mdx/next'
+export default createMDX()({ output: 'export', images: { unoptimized: true }, basePath: 'BASE',
+  typescript: { ignoreBuildErrors: true } })
+""",
+    "source.config.ts": """import { defineConfig, defineDocs } from 'fumadocs-mdx/config'
+export const docs = defineDocs({ dir: 'content/docs' })
+// The READMEs' badges are images elsewhere, out of reach here: drawn without their size.
+export default defineConfig({ mdxOptions: { remarkImageOptions: { onError: 'ignore' } } })
+""",
+    "postcss.config.mjs": "export default { plugins: { '@tailwindcss/postcss': {} } }\n",
+    "tsconfig.json": """{"compilerOptions": {"target": "ESNext", "lib": ["dom", "esnext"],
+  "jsx": "react-jsx", "module": "esnext", "moduleResolution": "bundler", "allowJs": true,
+  "skipLibCheck": true, "noEmit": true, "isolatedModules": true, "paths": {"@/*": ["./*"]}}}
+""",
+    "lib/source.ts": """import { docs } from '@/.source/server'
+import { loader } from 'fumadocs-core/source'
+export const source = loader({ baseUrl: '/', source: docs.toFumadocsSource() })
+""",
+    "app/global.css": """@import 'tailwindcss';
+@import 'fumadocs-ui/css/neutral.css';
+@import 'fumadocs-ui/css/preset.css';
+""",
+    "app/layout.tsx": """import { RootProvider } from 'fumadocs-ui/provider/next'
+import { DocsLayout } from 'fumadocs-ui/layouts/docs'
+import { source } from '@/lib/source'
+import './global.css'
+export default function Layout({ children }) {
+  return (
+    <html lang="en" suppressHydrationWarning>
+      <body className="flex flex-col min-h-screen">
+        <RootProvider search={{ enabled: false }}>
+          <DocsLayout tree={source.getPageTree()} nav={{ title: 'Docs' }}>{children}</DocsLayout>
+        </RootProvider>
+      </body>
+    </html>
+  )
+}
+""",
+    "app/[[...slug]]/page.tsx": """import { source } from '@/lib/source'
+import { DocsBody, DocsPage, DocsTitle } from 'fumadocs-ui/layouts/docs/page'
+import defaultMdxComponents from 'fumadocs-ui/mdx'
+import { notFound } from 'next/navigation'
+export default async function Page(props) {
+  const page = source.getPage((await props.params).slug)
+  if (!page) notFound()
+  const MDX = page.data.body
+  return (
+    <DocsPage toc={page.data.toc}>
+      <DocsTitle>{page.data.title}</DocsTitle>
+      <DocsBody><MDX components={defaultMdxComponents} /></DocsBody>
+    </DocsPage>
+  )
+}
+export async function generateStaticParams() {
+  return source.generateParams()
+}
+export async function generateMetadata(props) {
+  return { title: source.getPage((await props.params).slug)?.data.title }
+}
+""",
+}
+
+
+def fumadocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A Fumadocs build of the pages (`/sites/fumadocs/part-<n>/<slug>`, clean URLs), each page
+    titled in its front matter, the sidebar's folders shut until opened."""
+    modules = npm(PACKAGES["fumadocs"], CACHE.parent / "spa-fumadocs")
+    project = work / "fumadocs"
+    for path, text in FUMADOCS.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text.replace("BASE", "/sites/fumadocs"))
+    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
+    (project / "node_modules").symlink_to(modules)
+    docs = project / "content" / "docs"
+    docs.mkdir(parents=True)
+    parts = _write_grouped(docs, pages)
+    written = [("index", pages[0]), *(item for part in parts.values() for item in part)]
+    for path, page in written:  # Fumadocs' pages are titled in their front matter
+        file = docs / f"{path}.md"
+        file.write_text(f"---\ntitle: {json.dumps(page['title'])}\n---\n\n{file.read_text()}")
+    # Webpack: Turbopack, Next 16's default, refuses a node_modules linked from outside.
+    command = [str(modules / "next" / "dist" / "bin" / "next"), "build", "--webpack"]
+    build("fumadocs", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
+    shutil.copytree(project / "out", root / "sites" / "fumadocs")
+    return "/sites/fumadocs/"
+
+
 def pypi(app: str) -> Path:
     """A virtual environment with the app's packages (installed from PyPI once, then cached):
     its `bin` folder."""
@@ -1378,6 +1473,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "retype": "/", "nextra": "", "vocs": "", "dumi": ""}
+        suffix |= {"fumadocs": ""}
         suffix |= dict.fromkeys(MKDOCS_THEMES, "/")
         suffix |= {"starlight": "/", "starlight-redirects": ""}
         return [canonicalize(base + home)] + [
@@ -1520,6 +1616,8 @@ def main() -> None:
             homes["typedoc"] = typedoc_site(root, work, pages)
         if "retype" in apps:
             homes["retype"] = retype_site(root, work, base, pages)
+        if "fumadocs" in apps:
+            homes["fumadocs"] = fumadocs_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
