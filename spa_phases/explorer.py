@@ -116,9 +116,10 @@ class Candidate:
         """What makes two actions 'the same' even when the element was re-rendered: its kind
         and label within its container ("200" in one operation is not "200" in another)."""
         # A count that changes as the control re-renders ("Load 20 more") is the same action;
-        # a tab's or an option's number is what it shows ("200" and "404" are two responses).
+        # a tab's or an option's number is what it shows ("200" and "404" are two responses),
+        # and a navigation entry's what it leads to ("Part 2" is not "Part 1", Fumadocs).
         label = self.label.lower()
-        if self.pattern not in ("tab", "option"):
+        if self.pattern not in ("tab", "option") and not self.nav:
             label = re.sub(r"\d+", "#", label)
         return (self.tag, self.pattern, label, self.container)
 

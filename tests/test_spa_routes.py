@@ -1227,6 +1227,45 @@ def test_a_section_opened_is_not_clicked_shut_when_its_header_moves(
     assert len(clicked) == len(set(clicked)), clicked  # no section shut by a second click
 
 
+# A sidebar drawn as Fumadocs draws one: its parts are plain `div`s in one navigation with an
+# id, each opened by a button (Radix's collapsible) whose label differs from the others' only
+# in its number.
+NUMBERED = {
+    f"Part {n}": slugs
+    for n, slugs in enumerate((("install", "upgrade"), ("cli", "config"), ("restore", "api")), 1)
+}
+NUMBERED_PARTS = Page(
+    (
+        """<html><head><title>Ledger docs</title></head><body><aside id="sidebar"><nav>"""
+        + "".join(
+            f'<div><button aria-expanded="false">{name}</button><div hidden>'
+            + "".join(f'<a href="#/{slug}">{slug}</a>' for slug in slugs)
+            + "</div></div>"
+            for name, slugs in NUMBERED.items()
+        )
+        + """</nav></aside><main></main><script>
+document.querySelectorAll('button').forEach((button) => button.addEventListener('click', () => {
+  const open = button.getAttribute('aria-expanded') !== 'true';
+  button.setAttribute('aria-expanded', String(open));
+  button.nextElementSibling.hidden = !open;
+}));
+"""
+        + ledger_router()
+    ).encode()
+)
+
+
+def test_parts_of_a_navigation_told_apart_by_their_number_are_each_opened(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Fumadocs: "Part 1" was opened and its pages visited, then the exploration ended
+    ("exhausted" after six clicks): a control's number was read as a count that changes as
+    it re-renders ("Load 20 more"), so "Part 2" and "Part 3" were the group already opened.
+    In a navigation, a number names what an entry leads to."""
+    site.pages["/ledger"] = NUMBERED_PARTS
+    every_section_s_pages_reached(make_client(), site, NUMBERED)
+
+
 # A site in parts, as dumi draws one: the top bar names each part, and a part's pages are
 # listed only in its own sidebar, drawn on the part's pages (the home page has none).
 IN_PARTS = Page(
