@@ -67,6 +67,9 @@ CONTROL_ROLES = frozenset(
 # `integer`, which made one-word chunks), as a status line "Status: Pending. The request
 # waits…" with an id is not.
 NAMED_WORDS = 6
+# What frames a block of code says beside it: "Copy", a language's or a file's name.
+FRAME_WORDS = 3
+_SWITCHED = frozenset({"tabpanel", "dialog", "alertdialog"})
 # Blocks that repeat under one parent (API operations, cards, results): regions of their own
 # when they have no id, from this many alike.
 REPEATED = 3
@@ -208,6 +211,8 @@ def _is_container(element: lxml.html.HtmlElement) -> bool:
         # A block of code is one unit: its lines (a div of one class each, in some viewers),
         # and whatever scrolls it (Retype's viewer, marked role=region), are not regions.
         return False
+    if _frames_code(element):
+        return False
     if element.tag in CONTAINER_TAGS or element.get("role") in CONTAINER_ROLES:
         return True
     if element.tag in CONTROL_TAGS or element.get("role") in CONTROL_ROLES:
@@ -243,6 +248,22 @@ def _navigation(element: lxml.html.HtmlElement) -> bool:
 
 def _in_code(element: lxml.html.HtmlElement) -> bool:
     return next(element.iterancestors("pre", "code"), None) is not None
+
+
+def _frames_code(element: lxml.html.HtmlElement) -> bool:
+    """Whether a `div` or `figure` only frames one block of code: a viewer that scrolls it
+    (Fumadocs' `role=region` around each `pre`), a wrapper with an id beside its copy button
+    or its language's name. The code belongs to the section it is in, as a `pre` does. Not a
+    tab panel or a dialog: a tab of code samples is a view switched in place."""
+    if element.tag not in ("div", "figure") or element.get("role") in _SWITCHED:
+        return False
+    blocks = list(itertools.islice(element.iter("pre"), 2))
+    if len(blocks) != 1:
+        return False
+    frame = len(_WORD.findall(element.text_content())) - len(
+        _WORD.findall(blocks[0].text_content())
+    )
+    return frame <= FRAME_WORDS
 
 
 def _repeated(element: lxml.html.HtmlElement) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from fastapi.testclient import TestClient
 
 from spa_phases import reads_like_instructions, regions
@@ -457,6 +458,36 @@ def test_a_code_block_is_one_region_whatever_scrolls_it() -> None:
     assert "```js\nconst pets = await list()\nconsole.log(pets.length)\n```" in found[0].markdown
 
 
+@pytest.mark.parametrize(
+    "frame",
+    [
+        # Fumadocs: a figure with a copy button, the code scrolled by a role=region viewer.
+        '<figure tabindex="-1"><div><button aria-label="Copy Text"></button></div>'
+        '<div role="region" tabindex="0"><pre><code>CODE</code></pre></div></figure>',
+        # A wrapper with an id, the language's name and a copy button beside the code.
+        '<div id="code-block-7"><span>typescript</span><button>Copy</button>'
+        "<pre><code>CODE</code></pre></div>",
+    ],
+    ids=["scroll-viewer", "wrapper-with-id"],
+)
+def test_what_frames_a_block_of_code_keeps_it_in_its_section(frame: str) -> None:
+    """Fumadocs scrolls each block of code in a `div role=region` around its `pre`: read as a
+    region, every block was a chunk of its own, apart from the sentence that introduced it
+    ("For example:"), as the static page's chunks are not. What only frames one block of code
+    is part of the section it is in; a region holding more than the code is still one."""
+    code = "const pets = await list()\nconsole.log(pets.length)"
+    found = regions(
+        "<html><body><main><h2>Listing pets</h2><p>The client lists every pet, for example:</p>"
+        f"{frame.replace('CODE', code)}<p>It prints how many there are.</p>"
+        "<div role='region' aria-label='Try it'><p>Send a request to the shop and read the "
+        "answer.</p><pre><code>GET /pets</code></pre></div></main></body></html>"
+    )
+    assert len(found) == 2, [r.markdown for r in found]
+    section = found[0].markdown
+    assert section.index("for example:") < section.index(code) < section.index("prints"), section
+    assert "Send a request" in found[1].markdown and "GET /pets" in found[1].markdown
+
+
 def test_a_heading_s_words_leave_out_the_buttons_beside_them() -> None:
     """Retype draws a "Copy" page action inside each page's `h1`: every chunk of the page was
     headed "Scalar Themes Copy". A button inside a heading beside its words is not part of
@@ -520,6 +551,28 @@ def test_small_sibling_blocks_are_read_together_and_supersede_as_one(
     texts = [c["text"] for c in resolve(client, "pulls query parameter state", k=20)]
     assert any("open, closed" in t for t in texts)
     assert not any("merged, declined" in t for t in texts)
+
+
+def test_a_line_over_a_page_s_title_does_not_head_the_page_and_one_over_its_parts_does(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Fumadocs draws its breadcrumb, the page's folder ("Part 2"), as a plain line over each
+    page's `h1`: taken for the label of what follows it, it headed every chunk of every page
+    ("Part 2 > Scalar Components > Usage"). A short line over a page's title is named by the
+    title, not naming it; over an operation's parts it is still their context."""
+    client = make_client()
+    post(
+        client,
+        "initial",
+        "<html><body><article id='page'><div><span>Part 2</span></div><h1>Scalar Components</h1>"
+        "<p>A library of components used across the products.</p><h2>Usage</h2><p>Import the "
+        "styles once in the setup file of the application.</p></article><section id='op'>"
+        "<div>GET /pets</div><h3>Parameters</h3><p>limit: how many pets to list at most.</p>"
+        "<h3>Responses</h3><p>200: the pets of the shop, newest first.</p></section></body></html>",
+    )
+    paths = {c["text"].split(".")[0]: c["headingPath"] for c in resolve(client, "pets", k=20)}
+    assert paths["A library of components used across the products"] == ["Scalar Components"]
+    assert paths["limit: how many pets to list at most"][:2] == ["GET /pets", "Parameters"], paths
 
 
 def test_a_run_whose_edges_move_still_supersedes_and_collapsing_into_one_does_not(
