@@ -300,9 +300,16 @@ class PhaseIngestor:
             whole=bool(region.heading_path),
         )
         # A region that opens with a short line and no heading (an API operation's "GET
-        # /pets", a card's name) gets that line as context for its other chunks.
+        # /pets", a card's name) gets that line as context for its other chunks; not one
+        # over a page's title (`# `), which names the page: the line is its breadcrumb or
+        # eyebrow (Fumadocs' "Part 2" over each page's `h1`).
         label: tuple[str, ...] = ()
-        if len(pieces) > 1 and not pieces[0].heading_path and len(pieces[0].text) <= LABEL_CHARS:
+        if (
+            len(pieces) > 1
+            and not pieces[0].heading_path
+            and len(pieces[0].text) <= LABEL_CHARS
+            and not _over_title(region.markdown)
+        ):
             label = (" ".join(pieces[0].text.split()),)
         return [
             (region.heading_path + (label if n else ()) + piece.heading_path, piece.text)
@@ -562,6 +569,13 @@ def _heading_only(chunk: Chunk) -> bool:
 def _says_more(text: str, path: tuple[str, ...]) -> bool:
     """Whether `text` has a word its heading path does not."""
     return not _words(text) <= _words(" ".join(path))
+
+
+def _over_title(markdown: str) -> bool:
+    """Whether the first heading of a region's Markdown is a page's title (`# `)."""
+    return next((line for line in markdown.splitlines() if line.startswith("#")), "").startswith(
+        "# "
+    )
 
 
 def _leads(pieces: Iterable[tuple[tuple[str, ...], str]]) -> dict[str, str]:
