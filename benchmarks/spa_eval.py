@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-three more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-four more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -42,7 +42,8 @@ Alabaster), MkDocs' own two themes (`mkdocs-default`, `mkdocs-rtd`) and two more
 each page in), a dumi build (React on Umi, history-routed, every page's HTML the same empty
 shell the app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor,
 with its defaults), a TypeDoc build (Markdown documents beside an API page, the sidebar drawn
-by its script) and a Retype build (pages Turbo swaps in, the sidebar drawn by its script); the
+by its script), a Retype build (pages Turbo swaps in, the sidebar drawn by its script) and a
+Fumadocs build (Next.js exported static, the sidebar's folders shut until opened); the
 builds group the pages in sidebar categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
