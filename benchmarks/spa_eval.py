@@ -859,16 +859,26 @@ export function useMDXComponents(more) {
 }
 
 
+def next_project(
+    work: Path, app: str, files: dict[str, str], modules: Path, module: bool = False
+) -> Path:
+    """A Next.js site's project folder: `files` written with BASE its base path
+    (`/sites/<app>`), its package.json (ES modules when `module`), the cached modules linked."""
+    project = work / app
+    for path, text in files.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text.replace("BASE", f"/sites/{app}"))
+    kind = ', "type": "module"' if module else ""
+    (project / "package.json").write_text(f'{{"name": "docs", "private": true{kind}}}')
+    (project / "node_modules").symlink_to(modules)
+    return project
+
+
 def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     """A Nextra build of the pages (`/sites/nextra/part-<n>/<slug>`, clean URLs), the
     sidebar's folders of five collapsed until clicked."""
     modules = npm(PACKAGES["nextra"], CACHE.parent / "spa-nextra")
-    project = work / "nextra"
-    for path, text in NEXTRA.items():
-        (project / path).parent.mkdir(parents=True, exist_ok=True)
-        (project / path).write_text(text.replace("BASE", "/sites/nextra"))
-    (project / "package.json").write_text('{"name": "docs", "private": true}')
-    (project / "node_modules").symlink_to(modules)
+    project = next_project(work, "nextra", NEXTRA, modules)
     content = project / "content"
     content.mkdir()
     _write_grouped(content, pages)
@@ -946,12 +956,7 @@ def fumadocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     """A Fumadocs build of the pages (`/sites/fumadocs/part-<n>/<slug>`, clean URLs), each page
     titled in its front matter, the sidebar's folders shut until opened."""
     modules = npm(PACKAGES["fumadocs"], CACHE.parent / "spa-fumadocs")
-    project = work / "fumadocs"
-    for path, text in FUMADOCS.items():
-        (project / path).parent.mkdir(parents=True, exist_ok=True)
-        (project / path).write_text(text.replace("BASE", "/sites/fumadocs"))
-    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
-    (project / "node_modules").symlink_to(modules)
+    project = next_project(work, "fumadocs", FUMADOCS, modules, module=True)
     docs = project / "content" / "docs"
     docs.mkdir(parents=True)
     parts = _write_grouped(docs, pages)
