@@ -31,6 +31,7 @@ from ingest.html import (
     extract_html,
     hidden_from_readers,
     is_button,
+    is_permalink,
     title_line,
 )
 from ingest.html import to_markdown as html_to_markdown
@@ -87,6 +88,7 @@ __all__ = [
     "hidden_from_readers",
     "html_to_markdown",
     "is_button",
+    "is_permalink",
     "prepare",
     "split_sections",
     "title_line",

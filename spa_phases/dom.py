@@ -22,7 +22,14 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
-from ingest import collapse, hidden_from_readers, html_to_markdown, is_button, title_line
+from ingest import (
+    collapse,
+    hidden_from_readers,
+    html_to_markdown,
+    is_button,
+    is_permalink,
+    title_line,
+)
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
 from spa_phases.page_scripts import CAMEL_WORD, NAV_NAME
 
@@ -357,7 +364,8 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     """A heading's words as the page shows them: blocks, and boxes set apart, are words
     apart, and invisible characters are gone (the zero-width space of Docusaurus' anchor
     link, "Responses\u200b", made a heading path no query wrote). A button beside its words
-    is not one of them (as the Markdown writes it: `heading_words`)."""
+    is not one of them (as the Markdown writes it: `heading_words`), nor a permalink (Sphinx's
+    "¶")."""
 
     def words(buttons: bool) -> str:
         parts: list[str] = []
@@ -365,7 +373,11 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
         def walk(e: lxml.html.HtmlElement) -> None:
             parts.append(e.text or "")
             for child in e:
-                if isinstance(child.tag, str) and (buttons or not is_button(child)):
+                if (
+                    isinstance(child.tag, str)
+                    and (buttons or not is_button(child))
+                    and not is_permalink(child)
+                ):
                     if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
                         parts.append(" ")
                     walk(child)

@@ -338,6 +338,20 @@ def test_a_heading_read_as_context_leaves_out_characters_nobody_sees() -> None:
     assert under.heading_path == ("Responses",)
 
 
+def test_a_heading_read_as_context_leaves_out_its_permalink() -> None:
+    """Sphinx ends each heading with a permalink, "¶": the sections under a page's title
+    were led by "Scalar Components ¶", as the Markdown of the same page is not."""
+    found = regions(
+        "<html><body><main><section id='scalar-components'><h1>Scalar Components<a "
+        "class='headerlink' href='#scalar-components' title='Link to this heading'>¶</a></h1>"
+        "<p>A library of components used across the products.</p><section id='usage'>"
+        "<h2>Usage<a class='headerlink' href='#usage'>¶</a></h2><p>Import the styles once in "
+        "the setup file of the application.</p></section></section></main></body></html>"
+    )
+    (usage,) = [r for r in found if "Import the styles" in r.markdown]
+    assert usage.heading_path == ("Scalar Components",), usage.heading_path
+
+
 def test_a_column_s_opening_heading_leads_the_column_beside_it_unless_that_has_its_own() -> None:
     """Columns the capture marked: an operation's name over its description column leads the
     code column beside it, the column's later "Responses" does not; a sidebar's "Contents"

@@ -24,6 +24,7 @@ from ingest.html.writer import (
     collapse,
     hidden_from_readers,
     is_button,
+    is_permalink,
     title_line,
     to_markdown,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "hidden_from_readers",
     "html_title",
     "is_button",
+    "is_permalink",
     "parse",
     "title_line",
     "to_markdown",
