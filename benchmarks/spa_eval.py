@@ -183,6 +183,10 @@ PACKAGES = {
     "fumadocs": "fumadocs-ui@16.14.5 fumadocs-core@16.14.5 fumadocs-mdx@15.3.1 next@16.3.4 "
     "react@19.2.9 react-dom@19.2.9 tailwindcss@4.3.5 @tailwindcss/postcss@4.3.5 postcss "
     "typescript@5.9.3 @types/mdx @types/react @types/node",
+    # Fumadocs' OpenAPI pages: 11.2 is the last for Fumadocs 16.14 (see above).
+    "fumadocs-openapi": "fumadocs-openapi@11.2.4 fumadocs-ui@16.14.5 fumadocs-core@16.14.5 "
+    "fumadocs-mdx@15.3.1 next@16.3.4 react@19.2.9 react-dom@19.2.9 tailwindcss@4.3.5 "
+    "@tailwindcss/postcss@4.3.5 postcss typescript@5.9.3 @types/mdx @types/react @types/node",
 }
 API_APPS = (
     "swagger-ui",
@@ -197,6 +201,7 @@ API_APPS = (
     "zudoku",
     "docusaurus-openapi",
     "starlight-openapi",
+    "fumadocs-openapi",
 )
 DOC_APPS = (
     "docute",
@@ -238,6 +243,7 @@ BUILT = (
     "zudoku",
     "docusaurus-openapi",
     "starlight-openapi",
+    "fumadocs-openapi",
     *(app for app in DOC_APPS if app not in ("docute", "vitepress", "docsify")),
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
@@ -971,6 +977,69 @@ def fumadocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/fumadocs/"
 
 
+# Fumadocs' OpenAPI integration as its documentation sets it up: a page an operation, made by
+# `staticSource()` beside the Markdown pages, drawn by its client component.
+FUMADOCS_OPENAPI = {
+    **FUMADOCS,
+    "app/global.css": FUMADOCS["app/global.css"] + "@import 'fumadocs-openapi/css/preset.css';\n",
+    "lib/openapi.ts": """import { createOpenAPI } from 'fumadocs-openapi/server'
+export const openapi = createOpenAPI({ input: ['./openapi.yaml'] })
+""",
+    "lib/source.ts": """import { docs } from '@/.source/server'
+import { loader } from 'fumadocs-core/source'
+import { openapi } from '@/lib/openapi'
+export const source = loader(
+  { docs: docs.toFumadocsSource(), openapi: await openapi.staticSource() },
+  { baseUrl: '/', plugins: [openapi.loaderPlugin()] },
+)
+""",
+    "components/api-page.tsx": """'use client'
+import { createOpenAPIPage } from 'fumadocs-openapi/ui'
+export const OpenAPIPage = createOpenAPIPage()
+""",
+    "app/[[...slug]]/page.tsx": FUMADOCS["app/[[...slug]]/page.tsx"]
+    .replace("DocsPage, DocsTitle", "DocsDescription, DocsPage, DocsTitle")
+    .replace(
+        "import { notFound } from 'next/navigation'\n",
+        "import { notFound } from 'next/navigation'\n"
+        "import { OpenAPIPage } from '@/components/api-page'\n",
+    )
+    .replace(
+        "  const MDX = page.data.body\n",
+        """  if (page.type === 'openapi') {
+    return (
+      <DocsPage full toc={page.data.toc}>
+        <DocsTitle>{page.data.title}</DocsTitle>
+        <DocsDescription>{page.data.description}</DocsDescription>
+        <DocsBody><OpenAPIPage {...page.data.getOpenAPIPageProps()} /></DocsBody>
+      </DocsPage>
+    )
+  }
+  const MDX = page.data.body
+""",
+    ),
+}
+
+
+def fumadocs_openapi_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
+    """A Fumadocs build of each spec by fumadocs-openapi, at `/sites/fumadocs-openapi/<spec
+    stem>/`: the spec's title and description on the home page, a page for each operation
+    (`/<operationId>`, clean URLs), the sidebar listing them."""
+    modules = npm(PACKAGES["fumadocs-openapi"], CACHE.parent / "spa-fumadocs-openapi")
+    for name in names:
+        app = f"fumadocs-openapi/{Path(name).stem}"
+        project = next_project(work, app, FUMADOCS_OPENAPI, modules, module=True)
+        shutil.copy(data / "specs" / name, project / "openapi.yaml")
+        info = yaml.safe_load((data / "specs" / name).read_text()).get("info") or {}
+        home = project / "content" / "docs" / "index.md"
+        home.parent.mkdir(parents=True)
+        title = json.dumps(str(info.get("title") or "API"))
+        home.write_text(f"---\ntitle: {title}\n---\n\n{info.get('description') or ''}\n")
+        command = [str(modules / "next" / "dist" / "bin" / "next"), "build", "--webpack"]
+        build(f"{app} of {name}", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
+        shutil.copytree(project / "out", root / "sites" / app)
+
+
 def pypi(app: str) -> Path:
     """A virtual environment with the app's packages (installed from PyPI once, then cached):
     its `bin` folder."""
@@ -1633,6 +1702,8 @@ def main() -> None:
             zudoku_sites(root, args.data, names)
         if "starlight-openapi" in apps:
             starlight_openapi_sites(root, args.data, names)
+        if "fumadocs-openapi" in apps:
+            fumadocs_openapi_sites(root, work, args.data, names)
         scored = {app: names for app in apps}
         if "docusaurus-openapi" in apps:
             scored["docusaurus-openapi"] = docusaurus_openapi_sites(root, args.data, names)
