@@ -110,6 +110,7 @@ class Candidate:
     url: str = ""  # a link's absolute target
     open: bool = False  # a summary whose details are open: a click only folds them
     selected: bool = False  # aria-selected: a tab whose panel is on screen already
+    form: bool = False  # inside a form: it fills in a request (an API playground's sections)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -266,12 +267,19 @@ class Policy(Protocol):
 
 
 class DeterministicPolicy:
-    """Pattern priority, then document order; each element once."""
+    """Pattern priority, then document order; each element once. What is inside a form comes
+    after the rest (a choice in a listbox just opened or a cookie banner's aside): its
+    disclosures show the fields of a request to send (an API playground's server picker and
+    parameter sections), and in a route's view of four actions they took the places of the
+    operation's responses (Fumadocs' OpenAPI pages)."""
 
     async def choose(self, candidates: list[Candidate], steps: list[Step]) -> Candidate | None:
-        ranked = sorted(
-            enumerate(candidates), key=lambda pair: (PRIORITY.get(pair[1].pattern, 9), pair[0])
-        )
+        def rank(pair: tuple[int, Candidate]) -> tuple[bool, int, int]:
+            n, c = pair
+            priority = PRIORITY.get(c.pattern, 9)
+            return (priority > 0 and c.form, priority, n)
+
+        ranked = sorted(enumerate(candidates), key=rank)
         return ranked[0][1] if ranked else None
 
 

@@ -686,6 +686,7 @@ SCAN = (
       text: el.hasAttribute('aria-label') ? textOf(el, 160) : '',
       group: repeated ? listOf(repeated) : -1,
       cookie: !!inCookie, dialog: at.dialog, facet: at.facet,
+      form: !!el.closest('form'),
       pressed: el.getAttribute('aria-pressed') === 'true' || el.getAttribute('aria-current') === 'page' || el.getAttribute('aria-selected') === 'true',
     });
   }

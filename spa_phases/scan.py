@@ -1103,7 +1103,7 @@ _CANDIDATE = {
     **dict.fromkeys(("role", "label", "href", "list", "item", "container", "url", "region"), ""),
     "text": "",
     **dict.fromkeys(("visible", "disabled", "destructive", "nav", "chrome", "cookie"), False),
-    **dict.fromkeys(("variant", "dialog", "facet", "pressed"), False),
+    **dict.fromkeys(("variant", "dialog", "facet", "pressed", "form"), False),
 }
 _FIELD = {
     **dict.fromkeys(("name", "label", "placeholder", "region", "form"), ""),

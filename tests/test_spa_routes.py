@@ -559,6 +559,68 @@ def test_the_tabs_inside_each_route_s_view_are_opened_and_stored_under_the_route
     assert job["counts"]["superseded"] == 0  # a tab shows another view: it replaces nothing
 
 
+# Fumadocs' OpenAPI pages: an operation's view opens with a playground, a form whose sections
+# (the server, the path and query parameters) are disclosures drawing input fields, then its
+# responses, an accordion drawing a code's description only once it is opened.
+PLAYGROUND = Page(
+    (
+        """<html><head><title>Parcel API</title></head><body>
+<nav class="toc"><a href="#/">Overview</a>"""
+        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
+        + """</nav><main></main><script>
+const ops = """
+        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
+        + """;
+function render() {
+  const op = location.hash.replace(/^#\\/operations\\//, '');
+  const main = document.querySelector('main');
+  if (!ops[op]) {
+    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted and tracked.</p>';
+    return;
+  }
+  const [title, ok, bad] = ops[op];
+  main.innerHTML = `<h1>${title}</h1><form onsubmit="return false">`
+    + ['Server URL', 'Path', 'Query'].map((part) =>
+      `<div><button type="button" aria-expanded="false">${part}</button><div></div></div>`).join('')
+    + '<button type="submit">Send</button></form><h2>Responses</h2>'
+    + ['200', '404'].map((code) => `<h3><button type="button" aria-expanded="false"
+      data-code="${code}">${code}</button></h3><div></div>`).join('');
+  main.querySelectorAll('[aria-expanded]').forEach((b) => b.addEventListener('click', () => {
+    b.setAttribute('aria-expanded', 'true');
+    const code = b.dataset.code;
+    (code ? b.parentElement : b).nextElementSibling.innerHTML = code
+      ? `<p>${code === '200' ? ok : bad}</p>` : `<label>${b.textContent} <input></label>`;
+  }));
+}
+window.addEventListener('hashchange', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_a_route_s_responses_are_opened_before_the_sections_of_its_playground(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """A route's view gets four actions of its own: the disclosures of a form (fields of a
+    request to send) come after the operation's own, so both responses are opened and stored
+    under the route, the form's sections with what is left."""
+    site.pages["/parcels"] = PLAYGROUND
+    client = make_client()
+    job = capture(client, site.url("/parcels"), maxActions=40)
+    assert job["status"] == "completed", job
+    assert job["counts"]["routes"] == len(ROUTED_OPS), job["counts"]
+    for op, (_, ok, bad) in ROUTED_OPS.items():
+        url = site.url(f"/parcels#/operations/{op}")
+        texts = " ".join(c["text"] for c in resolve(client, url, "", k=20))
+        assert ok in texts and bad in texts, (op, texts)
+    labels = [step["label"] for step in model(client, site)["steps"]]
+    # each route's two responses, then two of its form's three sections
+    assert labels.count("200") == labels.count("404") == len(ROUTED_OPS), labels
+    assert labels.count("Server URL") == labels.count("Path") == len(ROUTED_OPS), labels
+    assert "Query" not in labels and "Send" not in labels, labels
+
+
 PAGED_OPS = {
     "listParcels": ("GET /parcels", "Parcels of the account, newest first.", "Not signed in."),
     "trackParcel": ("GET /parcels/{id}", "The parcel with its scans.", "No parcel has it."),
