@@ -215,19 +215,34 @@ def _heading_trigrams(heading: str) -> frozenset[tuple[str, ...]]:
     return frozenset({(name.lower(),)}) if _IDENTIFIER.fullmatch(name) else frozenset()
 
 
+@lru_cache(maxsize=8192)
+def _heading_run_together(heading: str) -> tuple[str, ...]:
+    """A heading of two words or more as an identifier writes them, run together ("Find Pets":
+    "findpets"), else (): a site generator titles an operation `findPets` "Find Pets", and a
+    query naming the operation by its id names that heading."""
+    words = _words(heading)
+    return ("".join(words),) if len(words) > 1 else ()
+
+
 def naming_grams(query: str) -> set[tuple[str, ...]]:
-    """The query's word trigrams and its words, as `section_factor` compares them."""
-    return _shingles(query) | {(word,) for word in _words(query)}
+    """The query's word trigrams and its words (a snake_case one also without its
+    underscores), as `section_factor` compares them."""
+    words = _words(query)
+    joined = {(w.replace("_", ""),) for w in words if "_" in w}
+    return _shingles(query) | {(word,) for word in words} | joined
 
 
 def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
     """1 + the section boost when the query (its `naming_grams`) names the heading `chunk`
-    sits directly under: every word trigram of it, of 3 words or more, or the identifier
-    it is; else 1."""
+    sits directly under: every word trigram of it, of 3 words or more, the identifier it is,
+    or its words run together as an identifier writes them; else 1."""
     if not policy.section_boost or not chunk.heading_path:
         return 1.0
-    grams = _heading_trigrams(chunk.heading_path[-1])
-    return 1.0 + policy.section_boost if grams and grams <= query_grams else 1.0
+    heading = chunk.heading_path[-1]
+    grams = _heading_trigrams(heading)
+    run = _heading_run_together(heading)
+    named = (grams and grams <= query_grams) or (run and run in query_grams)
+    return 1.0 + policy.section_boost if named else 1.0
 
 
 def rerank(

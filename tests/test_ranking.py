@@ -144,6 +144,29 @@ def test_a_query_that_names_an_operation_by_its_id_gets_that_operations_own_text
         assert rerank([hit], policy, 1, NOW, plain.lower())[0].score == 0.5, plain
 
 
+def test_a_query_that_names_an_operation_by_its_id_names_the_words_a_site_titles_it_with() -> None:
+    """Fumadocs' OpenAPI pages title the operation `findPets` "Find Pets": the page's playground
+    form and the other operations' lines ranked above its description for a query naming it
+    by its id. Its words run together are that id (in any case, or in snake_case); a query
+    holding them apart, or holding another id, names nothing (a two-word heading is never
+    named by its words)."""
+    text = "Returns all pets from the system that the user has access to."
+    description = Hit(replace(chunk("desc", text, 1), heading_path=("Find Pets",)), 0.62)
+    form = Hit(chunk("form", "Server URL GET /pets Send Query tags limit", 1), 0.7)
+    other = Hit(replace(chunk("add", "POST /pets", 1), heading_path=("Add Pet",)), 0.68)
+    hits = [form, other, description]
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, section_boost=0.3)
+    order = [h.chunk.id for h in rerank(hits, policy, 3, NOW, "findPets GET /pets")]
+    assert order == ["desc", "form", "add"]
+    for query in ("find_pets", "FindPets"):
+        assert rerank([description], policy, 1, NOW, query)[0].score == pytest.approx(0.62 * 1.3)
+    for query in ("find pets", "Find Pets GET /pets", "listPets GET /pets", ""):
+        assert [h.chunk.id for h in rerank(hits, policy, 3, NOW, query)] == ["form", "add", "desc"]
+    # a heading of one word is no identifier's words run together
+    pets = Hit(replace(chunk("p", text, 1), heading_path=("Pets",)), 0.5)
+    assert rerank([pets], policy, 1, NOW, "pets")[0].score == 0.5
+
+
 def test_last_modified_counts_over_fetch_time() -> None:
     stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
     fresh = chunk("b", "p q r", days_old=30)
