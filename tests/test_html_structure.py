@@ -272,6 +272,32 @@ def test_a_code_viewer_that_draws_each_line_as_a_div_keeps_its_lines() -> None:
     assert "```\n" + "\n".join(lines) + "\n```" in stored(prepared)
 
 
+def test_a_highlighter_s_lines_drawn_without_line_breaks_keep_their_lines() -> None:
+    # Fumadocs: Shiki's `<span class="line">` per line with the newlines between them dropped
+    # (drawn as a flex column); Shiki's usual output keeps them, and nothing is doubled
+    lines = [
+        'curl -X POST "https://example.com/pets" \\',
+        "  -d '{",
+        '    "name": "string"',
+        "  }'",
+    ]
+    spans = [f'<span class="line"><span style="color:#000">{line}</span></span>' for line in lines]
+    for joiner in ("", "\n"):
+        prepared = page(
+            f"<html><head><title>Pets</title></head><body><main><h1>Add pet</h1><p>{PROSE}</p>"
+            f'<pre class="shiki"><code>{joiner.join(spans)}</code></pre><p>{PROSE}</p></main>'
+            "</body></html>"
+        )
+        assert "```\n" + "\n".join(lines) + "\n```" in stored(prepared), joiner
+    # Prism's token lines (Docusaurus), each ending in a <br>
+    tokens = "".join(f'<span class="token-line">{line}<br></span>' for line in lines)
+    prepared = page(
+        f"<html><head><title>Pets</title></head><body><main><h1>Add pet</h1><p>{PROSE}</p>"
+        f"<pre><code>{tokens}</code></pre><p>{PROSE}</p></main></body></html>"
+    )
+    assert "```\n" + "\n".join(lines) + "\n```" in stored(prepared)
+
+
 def zudoku_operation(op_id: str, method: str, path: str, response: str) -> str:
     """An operation as Zudoku draws one with no summary: an `h2` holding only its permalink
     icon, then the method and path in the line after it."""

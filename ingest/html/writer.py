@@ -204,6 +204,9 @@ class _Inline:
 
 # Blocks that start a new line inside preformatted text.
 _LINE_BLOCKS = frozenset({"div", "p", "li", "tr"})
+# A highlighter's line ("line": Shiki's, "token-line", "ec-line"): a line of its own even with
+# no line break between them (Fumadocs draws Shiki's lines as a flex column, newlines dropped).
+_CODE_LINE = re.compile(r"^(?:[\w-]+[-_])?line$", re.I)
 # A code viewer's line numbers and prompts, drawn beside the code and not part of it: classes
 # such as "sl-code-highlight__ln", "line-numbers", "gutter", Tailwind's "select-none".
 _GUTTER = re.compile(r"(?:^|[-_])(?:ln|line-?num(?:ber)?s?|gutter)$|(?:^|[-_:])select-none$", re.I)
@@ -393,8 +396,9 @@ class MarkdownWriter:
 
     def raw_text(self, element: lxml.html.HtmlElement, buttons: bool = True) -> str:
         """The element's text as written, without skipped parts (permalinks, line numbers), a
-        `<br>` as a line break, and a block (a code viewer's `<div>` per line) on a line of its
-        own; without `buttons`, the buttons' words left out."""
+        `<br>` as a line break, and a block (a code viewer's `<div>` per line) or a
+        highlighter's line on a line of its own; without `buttons`, the buttons' words left
+        out."""
         parts: list[str] = []
 
         def walk(node: lxml.html.HtmlElement) -> None:
@@ -406,7 +410,11 @@ class MarkdownWriter:
                     and not self.skipped(child)
                     and (buttons or not is_button(child))
                 ):
-                    starts_line = child.tag in _LINE_BLOCKS and parts and parts[-1][-1] != "\n"
+                    starts_line = (
+                        (child.tag in _LINE_BLOCKS or any(map(_CODE_LINE.match, classes(child))))
+                        and parts
+                        and parts[-1][-1] != "\n"
+                    )
                     if child.tag == "br" or starts_line:
                         parts.append("\n")
                     elif (
