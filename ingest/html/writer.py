@@ -204,8 +204,8 @@ class _Inline:
 
 # Blocks that start a new line inside preformatted text.
 _LINE_BLOCKS = frozenset({"div", "p", "li", "tr"})
-# A highlighter's line ("line": Shiki's, "token-line", "ec-line"): a line of its own even with
-# no line break between them (Fumadocs draws Shiki's lines as a flex column, newlines dropped).
+# A highlighter's line, a `span` ("line": Shiki's; Prism's "token-line"): a line of its own even
+# with no line break between them (Fumadocs draws Shiki's lines as a flex column, newlines dropped).
 _CODE_LINE = re.compile(r"^(?:[\w-]+[-_])?line$", re.I)
 # A code viewer's line numbers and prompts, drawn beside the code and not part of it: classes
 # such as "sl-code-highlight__ln", "line-numbers", "gutter", Tailwind's "select-none".
@@ -410,11 +410,10 @@ class MarkdownWriter:
                     and not self.skipped(child)
                     and (buttons or not is_button(child))
                 ):
-                    starts_line = (
-                        (child.tag in _LINE_BLOCKS or any(map(_CODE_LINE.match, classes(child))))
-                        and parts
-                        and parts[-1][-1] != "\n"
+                    line = child.tag in _LINE_BLOCKS or (
+                        child.tag == "span" and any(map(_CODE_LINE.match, classes(child)))
                     )
+                    starts_line = line and parts and parts[-1][-1] != "\n"
                     if child.tag == "br" or starts_line:
                         parts.append("\n")
                     elif (
