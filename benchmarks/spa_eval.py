@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-four more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-five more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -26,7 +26,10 @@ spec, started at its overview page, the operations on routes of their own, heade
 `h2` when they have no summary; docusaurus-openapi, a Docusaurus site built from each spec by
 PaloAltoNetworks' OpenAPI plugin, started at the spec's info page, each operation a page of its
 own with its responses in tabs by status code; starlight-openapi, a Starlight site built from
-each spec by its OpenAPI plugin, a page of HTML for each operation), docsify (hash-routed, its
+each spec by its OpenAPI plugin, a page of HTML for each operation; fumadocs-openapi, a
+Fumadocs site built from each spec by its OpenAPI integration, each operation a page of its own
+opening with a playground form, its responses an accordion drawing a code's description only
+once opened), docsify (hash-routed, its
 own headings linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
 folder whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the sidebar), a
