@@ -501,9 +501,9 @@ function showOperation(main, [title, ok, bad, lead = ''], tablist) {
 """
 
 
-def routed_tabs(ops: dict[str, tuple[str, ...]]) -> Page:
+def routed_tabs(ops: dict[str, tuple[str, ...]], show: str = SHOW_OPERATION) -> Page:
     """Like Stoplight Elements: each operation (title, 200's text, 404's, what is drawn under
-    the title) is a route, its view drawn by showOperation."""
+    the title) is a route, its view drawn by `show`'s showOperation."""
     return Page(
         (
             """<html><head><title>Parcel API</title></head><body>
@@ -513,7 +513,7 @@ def routed_tabs(ops: dict[str, tuple[str, ...]]) -> Page:
 const ops = """
             + str({op: list(v) for op, v in ops.items()}).replace("'", '"')
             + ";"
-            + SHOW_OPERATION
+            + show
             + """
 function render() {
   const op = location.hash.replace(/^#\\/operations\\//, '');
@@ -562,23 +562,8 @@ def test_the_tabs_inside_each_route_s_view_are_opened_and_stored_under_the_route
 # Fumadocs' OpenAPI pages: an operation's view opens with a playground, a form whose sections
 # (the server, the path and query parameters) are disclosures drawing input fields, then its
 # responses, an accordion drawing a code's description only once it is opened.
-PLAYGROUND = Page(
-    (
-        """<html><head><title>Parcel API</title></head><body>
-<nav class="toc"><a href="#/">Overview</a>"""
-        + "".join(f'<a href="#/operations/{op}">{v[0]}</a>' for op, v in ROUTED_OPS.items())
-        + """</nav><main></main><script>
-const ops = """
-        + str({op: list(v) for op, v in ROUTED_OPS.items()}).replace("'", '"')
-        + """;
-function render() {
-  const op = location.hash.replace(/^#\\/operations\\//, '');
-  const main = document.querySelector('main');
-  if (!ops[op]) {
-    main.innerHTML = '<h1>Parcel API</h1><p>Parcels posted and tracked.</p>';
-    return;
-  }
-  const [title, ok, bad] = ops[op];
+SHOW_PLAYGROUND = """
+function showOperation(main, [title, ok, bad]) {
   main.innerHTML = `<h1>${title}</h1><form onsubmit="return false">`
     + ['Server URL', 'Path', 'Query'].map((part) =>
       `<div><button type="button" aria-expanded="false">${part}</button><div></div></div>`).join('')
@@ -592,11 +577,7 @@ function render() {
       ? `<p>${code === '200' ? ok : bad}</p>` : `<label>${b.textContent} <input></label>`;
   }));
 }
-window.addEventListener('hashchange', render);
-render();
-</script></body></html>"""
-    ).encode()
-)
+"""
 
 
 def test_a_route_s_responses_are_opened_before_the_sections_of_its_playground(
@@ -605,7 +586,7 @@ def test_a_route_s_responses_are_opened_before_the_sections_of_its_playground(
     """A route's view gets four actions of its own: the disclosures of a form (fields of a
     request to send) come after the operation's own, so both responses are opened and stored
     under the route, the form's sections with what is left."""
-    site.pages["/parcels"] = PLAYGROUND
+    site.pages["/parcels"] = routed_tabs(ROUTED_OPS, SHOW_PLAYGROUND)
     client = make_client()
     job = capture(client, site.url("/parcels"), maxActions=40)
     assert job["status"] == "completed", job
