@@ -273,8 +273,9 @@ def test_a_code_viewer_that_draws_each_line_as_a_div_keeps_its_lines() -> None:
 
 
 def test_a_highlighter_s_lines_drawn_without_line_breaks_keep_their_lines() -> None:
-    # Fumadocs: Shiki's `<span class="line">` per line with the newlines between them dropped
-    # (drawn as a flex column); Shiki's usual output keeps them, and nothing is doubled
+    # Fumadocs' OpenAPI pages: Shiki's `<span class="line">` per line with the newlines between
+    # them dropped (drawn as a flex column); Shiki's usual output keeps them, and nothing is
+    # doubled
     lines = [
         'curl -X POST "https://example.com/pets" \\',
         "  -d '{",

@@ -205,7 +205,8 @@ class _Inline:
 # Blocks that start a new line inside preformatted text.
 _LINE_BLOCKS = frozenset({"div", "p", "li", "tr"})
 # A highlighter's line, a `span` ("line": Shiki's; Prism's "token-line"): a line of its own even
-# with no line break between them (Fumadocs draws Shiki's lines as a flex column, newlines dropped).
+# with no line break between them (Fumadocs' OpenAPI pages draw Shiki's lines as a flex column,
+# newlines dropped).
 _CODE_LINE = re.compile(r"^(?:[\w-]+[-_])?line$", re.I)
 # A code viewer's line numbers and prompts, drawn beside the code and not part of it: classes
 # such as "sl-code-highlight__ln", "line-numbers", "gutter", Tailwind's "select-none".
