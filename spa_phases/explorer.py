@@ -268,10 +268,10 @@ class Policy(Protocol):
 
 class DeterministicPolicy:
     """Pattern priority, then document order; each element once. What is inside a form comes
-    after the rest (a choice in a listbox just opened or a cookie banner's aside): its
-    disclosures show the fields of a request to send (an API playground's server picker and
-    parameter sections), and in a route's view of four actions they took the places of the
-    operation's responses (Fumadocs' OpenAPI pages)."""
+    after everything outside one (but a choice in a listbox just opened and a cookie banner's
+    button, first wherever they are): its disclosures show the fields of a request to send (an
+    API playground's server picker and parameter sections), and in a route's view of four
+    actions they took the places of the operation's responses (Fumadocs' OpenAPI pages)."""
 
     async def choose(self, candidates: list[Candidate], steps: list[Step]) -> Candidate | None:
         def rank(pair: tuple[int, Candidate]) -> tuple[bool, int, int]:
