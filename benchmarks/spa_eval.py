@@ -883,6 +883,14 @@ def next_project(
     return project
 
 
+def next_build(root: Path, project: Path, app: str, webpack: bool = False) -> None:
+    """Build a `next_project` and serve its export at `/sites/<app>` (with `webpack`: Next
+    16's Turbopack refuses a node_modules linked from outside the project)."""
+    command = [str(project / "node_modules" / "next" / "dist" / "bin" / "next"), "build"]
+    build(app, command + ["--webpack"] * webpack, project, {"NEXT_TELEMETRY_DISABLED": "1"})
+    shutil.copytree(project / "out", root / "sites" / app)
+
+
 def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     """A Nextra build of the pages (`/sites/nextra/part-<n>/<slug>`, clean URLs), the
     sidebar's folders of five collapsed until clicked."""
@@ -891,9 +899,7 @@ def nextra_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     content = project / "content"
     content.mkdir()
     _write_grouped(content, pages)
-    command = [str(modules / "next" / "dist" / "bin" / "next"), "build"]
-    build("nextra", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
-    shutil.copytree(project / "out", root / "sites" / "nextra")
+    next_build(root, project, "nextra")
     return "/sites/nextra/"
 
 
@@ -973,10 +979,7 @@ def fumadocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     for path, page in written:  # Fumadocs' pages are titled in their front matter
         file = docs / f"{path}.md"
         file.write_text(f"---\ntitle: {json.dumps(page['title'])}\n---\n\n{file.read_text()}")
-    # Webpack: Turbopack, Next 16's default, refuses a node_modules linked from outside.
-    command = [str(modules / "next" / "dist" / "bin" / "next"), "build", "--webpack"]
-    build("fumadocs", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
-    shutil.copytree(project / "out", root / "sites" / "fumadocs")
+    next_build(root, project, "fumadocs", webpack=True)
     return "/sites/fumadocs/"
 
 
@@ -1038,9 +1041,7 @@ def fumadocs_openapi_sites(root: Path, work: Path, data: Path, names: list[str])
         home.parent.mkdir(parents=True)
         title = json.dumps(str(info.get("title") or "API"))
         home.write_text(f"---\ntitle: {title}\n---\n\n{info.get('description') or ''}\n")
-        command = [str(modules / "next" / "dist" / "bin" / "next"), "build", "--webpack"]
-        build(f"{app} of {name}", command, project, {"NEXT_TELEMETRY_DISABLED": "1"})
-        shutil.copytree(project / "out", root / "sites" / app)
+        next_build(root, project, app, webpack=True)
 
 
 def pypi(app: str) -> Path:
