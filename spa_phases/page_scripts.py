@@ -38,6 +38,16 @@ WATCH_MUTATIONS = """
 QUIET_FOR_MS = f"() => ({BUSY})() ? 0 : performance.now() - (window.__loreLastMutation || 0)"
 # The HTTP status the document on screen was answered with (0 where the browser does not say).
 DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
+# An app's own "page not found" view, drawn for a route it has no page for (the server answered
+# the shell with success): its first shown `h1` says so ("404", "Page not found", "404: This
+# page could not be found.") over a few words (a link home). Nuxt, VitePress, Docusaurus,
+# Next.js and Starlight draw theirs so.
+NOT_FOUND_VIEW = r"""() => {
+  const h1 = Array.from(document.querySelectorAll('h1')).find(h => h.getClientRects().length);
+  if (!h1 || !/^\s*(404\b|(page\s+)?not\s+found\b|this page could not be found)/i.test(h1.textContent)) return false;
+  const main = h1.closest('main, [role=main], article') || document.body;
+  return main.innerText.split(/\s+/).filter(Boolean).length <= 60;
+}"""
 
 # Names that make an element navigation by its class or id (a sidebar, table of contents, menu
 # or navigation bar), as whole words of it, camelCase words split first: `VPSidebar`,
@@ -433,6 +443,11 @@ SCAN = (
   // the chevron Vocs draws as a button of its own in a sidebar section's header toggles that
   // section again.
   const inButton = (el) => !!el.parentElement && !!el.parentElement.closest('button, [role=button]');
+  // Inside a link what is no control of its own is part of it: a click on it follows the link
+  // (Nuxt UI's zoomable image, a dialog's trigger by its ARIA, inside a README badge's link to
+  // npm). The link is listed for itself.
+  const inLink = (el) => !!el.parentElement && !!el.parentElement.closest('a[href]')
+    && !el.matches('a[href], button, input, select, textarea, summary, [role=button]');
   // A list or item the page marks expanded or not (Read the Docs' table of contents: its
   // `ul`, each `li` once clicked) around controls of its own: a group, not a control.
   const stateGroup = (el) => el.matches('ul[aria-expanded], ol[aria-expanded], li[aria-expanded]')
@@ -440,7 +455,7 @@ SCAN = (
   for (const el of deepAll('*')) {
     if (el.matches(any)) {
       order.set(el, order.size);
-      if (focusGroup(el) || inButton(el) || stateGroup(el)) continue;
+      if (focusGroup(el) || inButton(el) || inLink(el) || stateGroup(el)) continue;
       if (el.matches(FIELDS) && !el.matches(query)) fieldEls.push(el);
       else all.push(el);
     } else if (el.parentElement && el !== document.body && pointer(el)) {
