@@ -30,6 +30,7 @@ from spa_phases.page_scripts import (
     CHANGED_REGION,
     DOCUMENT_STATUS,
     MARK_HIDDEN,
+    NOT_FOUND_VIEW,
     QUIET_FOR_MS,
     RESET_CHANGES,
     SCAN,
@@ -51,7 +52,8 @@ Effect = Literal[
 ]
 # Deterministic priority: what most often hides knowledge first; plain buttons last. In-page
 # anchors (`#install`) and links that leave the page are not clicked (the crawler follows
-# links); links to client-side routes (`#/plugins`) and navigation links are, once each.
+# links); links to client-side routes (`#/plugins`) and navigation links are, once each, and
+# so are a landing page's links into its site (`entry`, see `_entries`).
 PRIORITY = {
     "cookie_dismiss": 0,
     "option": 0,  # a choice in a listbox just opened: picked before anything closes it
@@ -61,6 +63,7 @@ PRIORITY = {
     "dropdown": 4,
     "route": 5,
     "nav_link": 6,
+    "entry": 6,
     "list_item": 7,
     "load_more": 8,
     "pagination": 9,
@@ -147,6 +150,27 @@ def _candidates(raw: dict[str, Any]) -> list[Candidate]:
         )
         for c in raw["candidates"]
     ]
+
+
+def _entries(candidates: list[Candidate], start: str) -> list[Candidate]:
+    """A landing page's links into its site (Docus' home: a README and "Get started", no
+    sidebar, no menu) as `entry` controls: those in its text to another page under its own
+    folder. Clicked once each; the view one routes to is stored as a route's (its sidebar then
+    visited), a document one loads is not (the crawler follows links)."""
+    origin, folder = urlsplit(start)[:2], urlsplit(start).path.rsplit("/", 1)[0] + "/"
+    here = _route(start)
+
+    def entry(c: Candidate) -> bool:
+        parts = urlsplit(c.url)
+        return (
+            c.pattern == "link"
+            and not c.nav
+            and parts[:2] == origin
+            and parts.path.startswith(folder)
+            and _route(c.url) != here
+        )
+
+    return [replace(c, pattern="entry") if entry(c) else c for c in candidates]
 
 
 def _own_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
@@ -359,6 +383,10 @@ class Explorer:
         self._picker: Candidate | None = None
         self._choices: dict[str, set[str]] = {}
         self._first_scan: Scan | None = None
+        # The page explored (`run`), and whether it is a landing page: no navigation, its way
+        # into the site the links in its text (see `_entries`).
+        self._start = ""
+        self._landing: bool | None = None
         self._last_scan: Scan | None = None
         self._raw: dict[str, Any] | None = None  # the first scan as the scanner returned it
         self._deadline = 0.0
@@ -395,9 +423,18 @@ class Explorer:
     async def scan(self) -> Scan:
         raw = await self.page.evaluate(SCAN)
         self._raw = self._raw or raw  # the page as loaded: its patterns
+        candidates = _candidates(raw)
+        if self._start and self._shared is None:
+            if self._landing is None:  # the page as loaded names no page of the site
+                self._landing = not any(
+                    c.pattern in PAGE_LINKS or (c.nav and c.pattern in NAV_PAGES)
+                    for c in candidates
+                )
+            if self._landing:
+                candidates = _entries(candidates, self._start)
         scan = Scan(
             ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),
-            _candidates(raw),
+            candidates,
             list(raw["searchInputs"]),
         )
         self._first_scan = self._first_scan or scan
@@ -449,7 +486,7 @@ class Explorer:
                 or c.key in self._blocked
             ):
                 continue
-            if c.pattern in ("route", "nav_link") and _route(c.url) in self._routes_seen:
+            if c.pattern in ("route", "nav_link", "entry") and _route(c.url) in self._routes_seen:
                 continue
             if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue
@@ -472,6 +509,7 @@ class Explorer:
         """Explore the page already loaded at `url` (its initial snapshot taken by the caller)."""
         o = self.options
         deadline = self._deadline = time.monotonic() + o.max_seconds
+        self._start = url
         no_change = 0
         scrolls = 0
         scrolled_up = False
@@ -645,7 +683,7 @@ class Explorer:
                 # adds to the page it was reached from (not the navigation they share).
                 self._loaded.add(_route(after["url"]))
                 stored, superseded = await self._store_route(before, after, shown)
-            if choice.pattern == "nav_link" and choice.url:
+            if choice.pattern in ("nav_link", "entry") and choice.url:
                 # Not visited again, whatever selector it comes back under: nor when it was
                 # answered with an error, or redirected (`/guide` to `/guide/`).
                 self._routes_seen.add(_route(choice.url))
@@ -710,6 +748,11 @@ class Explorer:
         if not first and not (opened and route in self._stored):
             return 0, 0
         self._routes_seen.add(route)
+        if first and await self.page.evaluate(NOT_FOUND_VIEW):
+            # The app's "page not found" view (a README's link to a file no page is made
+            # of): nothing of the site, not a page of it.
+            log.info("explorer: %s is the app's page-not-found view: not stored", route)
+            return 0, 0
         stored, superseded = await self.snapshot(
             None if first else opened,  # the route's own view, or what opened in it
             change="replaced" if first else "opened",

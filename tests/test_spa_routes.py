@@ -8,6 +8,7 @@ operation's panels are opened, and collapsing or copying supersedes nothing."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 
 import pytest
@@ -211,6 +212,104 @@ def test_an_address_asked_with_its_slash_is_loaded_with_it(
     assert "/guide/runners" not in site.requests
     own = " ".join(c["text"] for c in resolve(client, site.url("/guide/runners"), ""))
     assert GUIDE_PAGES["runners/"][1] in own and "No page has this address" not in own, own
+
+
+# A history-routed documentation app as Docus builds one: its home a landing page with no
+# navigation (a README whose badges are zoomable images inside links to elsewhere, a link to a
+# file no page is made of, "Get started"), the pages beside it with a sidebar; every address
+# answers the shell, and a path the router has no page for draws its "Page not found" view.
+MANUAL_PAGES = {
+    "install": ("Install", "The manual's installer writes a lockfile before touching disks."),
+    "backup": ("Backup", "Backups rotate every ninth night unless pinned by a tag."),
+    "restore": ("Restore", "A restore replays the journal from the newest intact snapshot."),
+    "tuning": ("Tuning", "Cache pressure above eighty percent halves the prefetch window."),
+}
+MANUAL_HOME = "Quarry keeps a manual of its storage engine for operators on call."
+MANUAL = Page(
+    (
+        """<html><head><title>Quarry manual</title></head><body>
+<header><a href="/manual/">Quarry</a></header><aside></aside><main></main>
+<dialog id="zoom"><img alt="zoomed"></dialog><script>
+const pages = """
+        + json.dumps({f"/manual/{slug}": v for slug, v in MANUAL_PAGES.items()})
+        + """;
+const home = `<h1>Quarry</h1><p><a href="https://registry.invalid/quarry"><img alt="npm"
+  type="button" aria-haspopup="dialog" aria-expanded="false" class="zoom" width="80"
+  height="20" src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></a></p>
+  <p>"""
+        + MANUAL_HOME
+        + """</p><p>See <a href="/manual/CONTRIBUTING">CONTRIBUTING.md</a>.</p>
+  <p><a href="/manual/install">Get started</a></p>`;
+const render = () => {
+  const path = location.pathname;
+  const sidebar = '<nav>' + Object.entries(pages)
+    .map(([href, [title]]) => `<a href="${href}">${title}</a>`).join('')
+    + '<a href="/manual/changelog">Changelog</a></nav>';
+  document.querySelector('aside').innerHTML = path === '/manual/' ? '' : sidebar;
+  const page = pages[path];
+  document.querySelector('main').innerHTML = path === '/manual/' ? home : page
+    ? `<h1>${page[0]}</h1><p>${page[1]}</p>`
+    : '<p>404</p><h1>Page not found</h1><p>We are sorry but this page could not be found.</p>'
+      + '<a href="/manual/">Back to home</a>';
+};
+document.addEventListener('click', (e) => {
+  if (e.target.closest('.zoom')) document.getElementById('zoom').showModal();
+  const a = e.target.closest('a[href^="/manual/"]');
+  if (!a) return;
+  e.preventDefault();
+  history.pushState(null, '', a.getAttribute('href'));
+  render();
+});
+window.addEventListener('popstate', render);
+render();
+</script></body></html>"""
+    ).encode()
+)
+
+
+@pytest.fixture
+def manual(site: Site) -> Site:
+    missing = ("/manual/CONTRIBUTING", "/manual/changelog")
+    for path in ("/manual/", *missing, *(f"/manual/{s}" for s in MANUAL_PAGES)):
+        site.pages[path] = MANUAL
+    return site
+
+
+def test_a_landing_page_s_links_into_its_site_lead_to_every_page(
+    make_client: Callable[..., TestClient], manual: Site
+) -> None:
+    """Docus: the home page has no sidebar and no menu, only its text and "Get started". The
+    capture stored the home page alone, its actions spent on the README's badges: a zoomable
+    image inside a link to npm, taken for an expander, followed the link away each time. A
+    landing page's links into its own folder are followed once each, and the pages the view
+    they reach names are visited; what sits inside a link is the link."""
+    client = make_client()
+    job = capture(client, manual.url("/manual/"), maxActions=20)
+    assert job["status"] == "completed", job
+    steps = model(client, manual)["steps"]
+    assert "npm" not in [step["label"] for step in steps], steps
+    for slug, (_, sentence) in MANUAL_PAGES.items():
+        own = " ".join(c["text"] for c in resolve(client, manual.url(f"/manual/{slug}"), ""))
+        assert sentence in own, (slug, own)
+    home = " ".join(c["text"] for c in resolve(client, manual.url("/manual/"), ""))
+    assert MANUAL_HOME in home, home
+
+
+def test_an_app_s_page_not_found_view_is_not_stored_as_a_page(
+    make_client: Callable[..., TestClient], manual: Site
+) -> None:
+    """Docus: a README's link to `LICENSE` routed to the app's "Page not found" view, and the
+    capture stored it under that address, as it would a page. The view says the app has no
+    such page: nothing is stored, and the exploration goes on."""
+    client = make_client()
+    job = capture(client, manual.url("/manual/install"), maxActions=20)
+    assert job["status"] == "completed", job
+    routes = model(client, manual)["understanding"]["routes"]
+    assert manual.url("/manual/changelog") not in routes, routes
+    others = {manual.url(f"/manual/{slug}") for slug in MANUAL_PAGES if slug != "install"}
+    assert others <= set(routes), routes
+    missing = resolve(client, manual.url("/manual/changelog"), "")
+    assert not missing, missing
 
 
 OPERATIONS = [
