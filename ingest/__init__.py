@@ -32,6 +32,7 @@ from ingest.html import (
     hidden_from_readers,
     is_button,
     is_permalink,
+    pager,
     title_line,
 )
 from ingest.html import to_markdown as html_to_markdown
@@ -89,6 +90,7 @@ __all__ = [
     "html_to_markdown",
     "is_button",
     "is_permalink",
+    "pager",
     "prepare",
     "split_sections",
     "title_line",

@@ -347,3 +347,32 @@ def test_a_page_hidden_behind_an_open_popup_is_still_written(mark: str) -> None:
     # Without a popup's mark, aria-hidden text stays out.
     hidden = page(f'<html><body><main><p>{PROSE}</p><p aria-hidden="true">Twice.</p></main>')
     assert "Twice." not in stored(hidden)
+
+
+def test_a_pager_to_the_pages_beside_this_one_is_not_its_last_section_s_text() -> None:
+    # Docus and Fumadocs draw the pager as plain `div`s after the content: a card for the page
+    # before and one for the page after, each with that page's title and first lines. It was
+    # stored in the last section's chunk. The sidebar names the pages in order around this
+    # one's own link; a link of the text to one of them stays.
+    sidebar = "".join(
+        f'<li><a href="/docs/{slug}">{title}</a></li>'
+        for slug, title in (("install", "Install"), ("backup", "Backup"), ("restore", "Restore"))
+    )
+    card = '<a href="/docs/{}"><span>{}</span><p>{}</p></a>'
+    html = (
+        f"<html><head><title>Backup</title></head><body><main><aside><ul>{sidebar}</ul></aside>"
+        f"<div><h1>Backup</h1><p>{PROSE}</p><h2>Rotation</h2><p>{PROSE}</p>"
+        '<p>Before a backup, read <a href="/docs/install">Install</a> for the lockfile '
+        "it writes, which the rotation keeps.</p>"
+        '<div class="grid">'
+        + card.format("install", "Install", "The installer writes a lockfile first. " + PROSE)
+        + card.format("restore", "Restore", "A restore replays the journal. " + PROSE)
+        + "</div></div></main></body></html>"
+    )
+    prepared = page(html, "http://docs.test/docs/backup")
+    text = stored(prepared)
+    assert ("Backup", "Rotation") in paths(prepared) and "read Install for the lockfile" in text
+    assert "installer writes a lockfile" not in text and "replays the journal" not in text, text
+    # Asked under another address, the sidebar names no page around it: nothing is taken out
+    elsewhere = stored(page(html, "http://docs.test/docs/unlisted"))
+    assert "installer writes a lockfile" in elsewhere, elsewhere

@@ -17,7 +17,7 @@ import trafilatura
 from readability import Document as ReadabilityDocument
 from trafilatura.settings import Document as TrafilaturaDocument
 
-from ingest.html.region import KeptText, main_region, with_header
+from ingest.html.region import KeptText, main_region, pager, with_header
 from ingest.html.writer import (
     HEADINGS,
     MarkdownWriter,
@@ -37,6 +37,7 @@ __all__ = [
     "html_title",
     "is_button",
     "is_permalink",
+    "pager",
     "parse",
     "title_line",
     "to_markdown",
@@ -141,6 +142,8 @@ def extract_html(html: str, url: str | None = None) -> ExtractedHtml:
     body = root.find("body")
     if body is None:
         body = root
+    for block in pager(body, url):  # the pages before and after this one, not its content
+        block.drop_tree()
     region = main_region(body, kept)
     trust = is_reference(region)
     # Documentation's title may stand above its region; a news site's header is no content.

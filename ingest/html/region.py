@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from urllib.parse import urljoin, urlsplit
 
 import lxml.html
 
@@ -148,3 +149,85 @@ def _widen(region: lxml.html.HtmlElement, body: lxml.html.HtmlElement) -> lxml.h
         if region.xpath(_ANY_HEADING):
             break
     return region
+
+
+PAGER_LINKS = 2  # a pager names the page before this one and the page after it
+PAGER_SHARE = 0.8  # of its text, at least this share is its links' text
+_NAV_WORD = re.compile(r"(^|[\s_-])(nav|navigation|sidebar|toc|menu)([\s_-]|$)", re.IGNORECASE)
+
+
+def _navigation(element: lxml.html.HtmlElement) -> bool:
+    """A navigation by its markup (`nav`, `aside`, `role=navigation`) or by a word of its class
+    or id (`sidebar`, `toc`, `menu`, `nav`)."""
+    if element.tag in ("nav", "aside") or element.get("role") == "navigation":
+        return True
+    return bool(_NAV_WORD.search(f"{element.get('class') or ''} {element.get('id') or ''}"))
+
+
+_INLINE = frozenset({"a", "span", "em", "strong", "b", "i", "code", "small"})
+_PAGE_END = re.compile(r"(/index)?(\.html?)?/*$")
+
+
+def pager(body: lxml.html.HtmlElement, url: str | None) -> list[lxml.html.HtmlElement]:
+    """The blocks of a documentation page's pager: one or two links to the pages just before
+    and after this one in the page's own navigation, and little else (Docus' and Fumadocs'
+    cards hold the next page's title and first lines; not in a `nav`, written into the last
+    section as its text). The navigation's order is the links' order around this page's own
+    link (in a sidebar); the pager links to those pages a second time, elsewhere."""
+    if not url:
+        return []
+
+    def page(href: str) -> tuple[str, str]:
+        try:
+            parts = urlsplit(urljoin(url, href))
+        except ValueError:  # no address at all ("http://[x")
+            return "", href
+        return parts.netloc, _PAGE_END.sub("", parts.path)
+
+    links = [
+        (a, page(href))
+        for a in body.iter("a")
+        if (href := (a.get("href") or "").strip())
+        and not href.startswith(("#", "javascript:", "mailto:"))
+    ]
+    here = page(url)
+    beside: set[lxml.html.HtmlElement] = set()  # the navigation's own links around this page's
+    for i, (a, target) in enumerate(links):
+        # This page's entry in a navigation names it; not a section of it (a table of
+        # contents) nor a logo's link home.
+        if target != here or "#" in a.get("href", "") or not normalise(a.text_content()):
+            continue
+        if not any(_navigation(e) for e in a.iterancestors()):
+            continue  # a page's link to itself in its text
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < len(links) and links[j][1] == here:
+                j += step
+            if 0 <= j < len(links):
+                beside.add(links[j][0])
+    neighbours = {target for a, target in links if a in beside}
+    again = {a for a, target in links if target in neighbours and a not in beside}
+    found: list[lxml.html.HtmlElement] = []
+    for a in again:
+        block = None
+        for node in (a, *a.iterancestors()):
+            if node.tag in ("body", "main", "article") or node.xpath(".//h1|.//h2|.//h3"):
+                break
+            inside = [x for x, _ in links if x is node or node in x.iterancestors()]
+            if len(inside) > PAGER_LINKS or not all(x in again for x in inside):
+                break
+            block = node
+        if block is None or any(block is f or f in block.iterancestors() for f in found):
+            continue
+        around = block.getparent()
+        if (
+            around is not None
+            and normalise(around.text_content()) != normalise(block.text_content())
+            and block.tag in _INLINE
+        ):
+            continue  # a link in a sentence: the text's, whatever it names
+        text = normalise(block.text_content())
+        linked = sum(len(normalise(x.text_content())) for x in block.iter("a"))
+        if text and linked >= PAGER_SHARE * len(text):
+            found = [f for f in found if block not in f.iterancestors()] + [block]
+    return found
