@@ -28,6 +28,7 @@ from ingest import (
     html_to_markdown,
     is_button,
     is_permalink,
+    pager,
     title_line,
 )
 from spa_phases.errors import SnapshotError, SnapshotTooLargeError
@@ -465,12 +466,17 @@ def _markdown(element: lxml.html.HtmlElement) -> str:
     return html_to_markdown(element, skip_navigation=False, controls=True)
 
 
-def regions(dom: str | bytes, max_bytes: int = 5 * 1024 * 1024) -> list[Region]:
-    """The snapshot's regions in document order (empty ones left out)."""
+def regions(
+    dom: str | bytes, max_bytes: int = 5 * 1024 * 1024, url: str | None = None
+) -> list[Region]:
+    """The snapshot's regions in document order (empty ones left out); not the pager to the
+    pages beside the one at `url` (`ingest.pager`)."""
     root = parse(dom, max_bytes)
     body = root.find("body")
     if body is None:
         body = root
+    for block in pager(body, url):
+        block.drop_tree()
     elements = [e for e in body.iter() if isinstance(e.tag, str)]
     hidden: set[lxml.html.HtmlElement] = set()
     injected: set[lxml.html.HtmlElement] = set()

@@ -227,7 +227,7 @@ class PhaseIngestor:
 
     def _regions(self, snapshot: Snapshot, dom: str | bytes) -> list[Region]:
         """The regions of one of the snapshot's DOMs. Raises SnapshotError."""
-        found = regions(dom, self._max_dom_bytes)
+        found = regions(dom, self._max_dom_bytes, snapshot.url)
         if snapshot.origin is not None:
             found = [r for r in found if not r.navigation] or found
         return found

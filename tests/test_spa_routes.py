@@ -247,8 +247,14 @@ const render = () => {
     + '<a href="/manual/changelog">Changelog</a></nav>';
   document.querySelector('aside').innerHTML = path === '/manual/' ? '' : sidebar;
   const page = pages[path];
+  // the pager: a card for the page before and one for the page after, with its first line
+  const order = Object.keys(pages);
+  const at = order.indexOf(path);
+  const card = (href) => href ? `<a href="${href}"><span>${pages[href][0]}</span>`
+    + `<p>${pages[href][1]}</p></a>` : '';
+  const pager = `<div class="grid">${card(order[at - 1])}${card(order[at + 1])}</div>`;
   document.querySelector('main').innerHTML = path === '/manual/' ? home : page
-    ? `<h1>${page[0]}</h1><p>${page[1]}</p>`
+    ? `<h1>${page[0]}</h1><p>${page[1]}</p>${pager}`
     : '<p>404</p><h1>Page not found</h1><p>We are sorry but this page could not be found.</p>'
       + '<a href="/manual/">Back to home</a>';
 };
@@ -293,6 +299,22 @@ def test_a_landing_page_s_links_into_its_site_lead_to_every_page(
         assert sentence in own, (slug, own)
     home = " ".join(c["text"] for c in resolve(client, manual.url("/manual/"), ""))
     assert MANUAL_HOME in home, home
+
+
+def test_a_pager_s_cards_for_the_pages_beside_are_not_a_page_s_text(
+    make_client: Callable[..., TestClient], manual: Site
+) -> None:
+    """Docus and Fumadocs end each page with cards for the pages before and after it in the
+    sidebar, each with that page's title and first lines, in plain `div`s: every page's last
+    chunk held its neighbours' sentences. The pager's links are the pages beside this one's
+    own entry in the navigation, linked a second time: it is not the page's text."""
+    client = make_client()
+    job = capture(client, manual.url("/manual/install"), maxActions=20)
+    assert job["status"] == "completed", job
+    for slug, (_, sentence) in MANUAL_PAGES.items():
+        own = " ".join(c["text"] for c in resolve(client, manual.url(f"/manual/{slug}"), ""))
+        others = [s for other, (_, s) in MANUAL_PAGES.items() if other != slug]
+        assert sentence in own and not any(o in own for o in others), (slug, own)
 
 
 def test_an_app_s_page_not_found_view_is_not_stored_as_a_page(
