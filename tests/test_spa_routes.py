@@ -22,6 +22,31 @@ pytestmark = pytest.mark.skipif(
     browser_missing(BrowserOptions()) is not None, reason=str(browser_missing(BrowserOptions()))
 )
 
+
+def history_router(prefix: str, action: str, control: str) -> str:
+    """The end of a history-routed page: its links under `prefix` push their address and
+    `render()` the view; a click on `control` runs `action` (a dialog, a listbox)."""
+    return (
+        """document.addEventListener('click', (e) => {
+  if (e.target.closest('"""
+        + control
+        + """')) """
+        + action
+        + """;
+  const a = e.target.closest('a[href^=\""""
+        + prefix
+        + """\"]');
+  if (!a) return;
+  e.preventDefault();
+  history.pushState(null, '', a.getAttribute('href'));
+  render();
+});
+window.addEventListener('popstate', render);
+render();
+</script></body></html>"""
+    )
+
+
 DOC_PAGES = {
     "/": ("Widgetry", "Widgetry assembles dashboard widgets from YAML recipes."),
     "/install": ("Install", "The installer unpacks Widgetry into /opt/widgetry by default."),
@@ -258,17 +283,8 @@ const render = () => {
     : '<p>404</p><h1>Page not found</h1><p>We are sorry but this page could not be found.</p>'
       + '<a href="/manual/">Back to home</a>';
 };
-document.addEventListener('click', (e) => {
-  if (e.target.closest('.zoom')) document.getElementById('zoom').showModal();
-  const a = e.target.closest('a[href^="/manual/"]');
-  if (!a) return;
-  e.preventDefault();
-  history.pushState(null, '', a.getAttribute('href'));
-  render();
-});
-window.addEventListener('popstate', render);
-render();
-</script></body></html>"""
+"""
+        + history_router("/manual/", "document.getElementById('zoom').showModal()", ".zoom")
     ).encode()
 )
 
@@ -766,18 +782,13 @@ function render() {
   const next = order[(order.indexOf(op) + 1) % order.length];
   pager.innerHTML = `<a href="/api/operations/${next}">Next page ${ops[next][0]}</a>`;
 }
-document.addEventListener('click', (e) => {
-  if (e.target.closest('.theme')) document.body.insertAdjacentHTML('beforeend',
-    '<ul role="listbox"><li role="option">Light</li><li role="option">Dark</li></ul>');
-  const a = e.target.closest('a[href^="/api/"]');
-  if (!a) return;
-  e.preventDefault();
-  history.pushState(null, '', a.getAttribute('href'));
-  render();
-});
-window.addEventListener('popstate', render);
-render();
-</script></body></html>"""
+"""
+        + history_router(
+            "/api/",
+            """document.body.insertAdjacentHTML('beforeend',
+    '<ul role="listbox"><li role="option">Light</li><li role="option">Dark</li></ul>')""",
+            ".theme",
+        )
     ).encode()
 )
 
