@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-six more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-eight more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -32,11 +32,12 @@ opening with a playground form, its responses an accordion drawing a code's desc
 once opened), docsify (hash-routed, its
 own headings linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
 folder whose address ends in a slash, asked for without it), an Rspress build (history-routed,
-React), a Nextra build (Next.js exported static, clean URLs, a theme picker in the sidebar), a
-Material for MkDocs build (from PyPI; pages its instant navigation swaps in place), a VuePress
-2 build (history-routed, Vue), a Vocs build (history-routed, React, clean URLs), a Starlight
-build (Astro: no client router, every page a document of its own; `starlight-redirects` the
-same with links without their slash, which the static server redirects to the page's folder), a
+React; `rspress2` with Rspress 2), a Nextra build (Next.js exported static, clean URLs, a
+theme picker in the sidebar), a Material for MkDocs build (from PyPI; pages its instant
+navigation swaps in place), a VuePress 2 build (history-routed, Vue; `vuepress1` with VuePress
+1, Vue 2), a Vocs build (history-routed, React, clean URLs), a Starlight build (Astro: no
+client router, every page a document of its own; `starlight-redirects` the same
+with links without their slash, which the static server redirects to the page's folder), a
 Sphinx build (from PyPI, the Furo theme: a document per page too; `sphinx-rtd`,
 `pydata-sphinx`, `sphinx-book`, `shibuya`, `sphinxawesome` and `sphinx-alabaster` with Read the
 Docs', the PyData, Jupyter Book's, Shibuya's, the Awesome theme and Sphinx's default,
@@ -100,8 +101,10 @@ PACKAGES = {
     # A site generator, built here (history-routed, every page a folder: /slug/).
     "docusaurus": "@docusaurus/core@3.10.2 @docusaurus/preset-classic@3.10.2 react@18.3.1 "
     "react-dom@18.3.1",
-    # Rspress, a React site generator on Rsbuild (history-routed, pages `/slug.html`).
+    # Rspress, a React site generator on Rsbuild (history-routed, pages `/slug.html`), and its
+    # second major version (a new theme and router; its configuration's dead-link check moved).
     "rspress": "rspress@1.47.2",
+    "rspress2": "@rspress/core@2.0.22",
     # dumi 2, a React site generator on Umi (history-routed, each route's HTML an empty shell
     # the app fills: nothing to read without running it).
     "dumi": "dumi@2.4.50 react@18.3.1 react-dom@18.3.1",
@@ -134,6 +137,9 @@ PACKAGES = {
     # sidebar's groups collapsible; the default theme wants the registry's vuepress rc.30).
     "vuepress": "vuepress@2.0.0-rc.30 @vuepress/bundler-vite@2.0.0-rc.30 "
     "@vuepress/theme-default@2.0.0-rc.132 sass@1.101.0 vue@3.5.45",
+    # VuePress 1 (Vue 2, webpack 4), which many projects' documentation still runs on: its
+    # default theme's sidebar groups collapsible, the current page's headings listed under it.
+    "vuepress1": "vuepress@1.9.9",
     # Vocs, a React documentation generator on Vite (React Router, clean URLs, collapsible
     # sidebar groups). 1.0.13: later versions need Node 22 (this machine's Debian has 20);
     # its code highlighter needs TypeScript beside it.
@@ -217,11 +223,13 @@ DOC_APPS = (
     "docsify",
     "docusaurus",
     "rspress",
+    "rspress2",
     "nextra",
     "mkdocs",
     "mkdocs-default",
     "mkdocs-rtd",
     "vuepress",
+    "vuepress1",
     "vocs",
     "starlight",
     "starlight-redirects",
@@ -765,11 +773,11 @@ def docusaurus_site(root: Path, work: Path, base: str, pages: list[dict[str, str
     return "/sites/docusaurus/"
 
 
-def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
-    """An Rspress build of the pages (`/sites/rspress/part-<n>/<slug>.html`), the sidebar's
-    groups of five collapsed until clicked."""
-    modules = npm(PACKAGES["rspress"], CACHE.parent / "spa-rspress")
-    project = work / "rspress"
+def rspress_site(root: Path, work: Path, pages: list[dict[str, str]], app: str = "rspress") -> str:
+    """An Rspress build of the pages (`/sites/<app>/part-<n>/<slug>.html`), the sidebar's
+    groups of five collapsed until clicked; `app` rspress2 builds with Rspress 2."""
+    modules = npm(PACKAGES[app], CACHE.parent / f"spa-{app}")
+    project = work / app
     docs = project / "docs"
     docs.mkdir(parents=True)
     (project / "node_modules").symlink_to(modules)
@@ -782,17 +790,19 @@ def rspress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
         }
         for part, entries in _write_grouped(docs, pages).items()
     ]
+    unchecked = {"link": {"checkDeadLinks": False}} if app == "rspress2" else {}
     config = {
         "root": "docs",
-        "base": "/sites/rspress/",
+        "base": f"/sites/{app}/",
         "title": "Docs",
-        "markdown": {"checkDeadLinks": False},
+        "markdown": unchecked or {"checkDeadLinks": False},
         "themeConfig": {"sidebar": {"/": sidebar}},
     }
     (project / "rspress.config.mjs").write_text(f"export default {json.dumps(config)};\n")
-    build("rspress", [str(modules / "rspress" / "bin" / "rspress.js"), "build"], project)
-    shutil.copytree(project / "doc_build", root / "sites" / "rspress")
-    return "/sites/rspress/"
+    cli = modules / "@rspress" / "core" if app == "rspress2" else modules / "rspress"
+    build(app, [str(cli / "bin" / "rspress.js"), "build"], project)
+    shutil.copytree(project / "doc_build", root / "sites" / app)
+    return f"/sites/{app}/"
 
 
 def dumi_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
@@ -1213,6 +1223,25 @@ def vuepress_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     build("vuepress", command, project)
     shutil.copytree(docs / ".vuepress" / "dist", root / "sites" / "vuepress")
     return "/sites/vuepress/"
+
+
+def vuepress1_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A VuePress 1 build of the pages (`/sites/vuepress1/part-<n>/<slug>.html`), the
+    sidebar's groups of five collapsible, shut but for the current page's."""
+    modules = npm(PACKAGES["vuepress1"], CACHE.parent / "spa-vuepress1")
+    project = work / "vuepress1"
+    docs = project / "docs"
+    (docs / ".vuepress").mkdir(parents=True)
+    (project / "node_modules").symlink_to(modules)
+    sidebar = [
+        {"title": f"Part {part}", "collapsable": True, "children": [f"/{p}" for p, _ in entries]}
+        for part, entries in _write_grouped(docs, pages, "README.md").items()
+    ]
+    config = {"base": "/sites/vuepress1/", "title": "Docs", "themeConfig": {"sidebar": sidebar}}
+    (docs / ".vuepress" / "config.js").write_text(f"module.exports = {json.dumps(config)};\n")
+    build("vuepress1", [str(modules / "vuepress" / "cli.js"), "build", "docs"], project)
+    shutil.copytree(docs / ".vuepress" / "dist", root / "sites" / "vuepress1")
+    return "/sites/vuepress1/"
 
 
 # Vocs's configuration, its sidebar given in JSON.
@@ -1710,8 +1739,9 @@ def main() -> None:
             homes["vitepress"] = vitepress_site(root, work, pages)
         if "docusaurus" in apps:
             homes["docusaurus"] = docusaurus_site(root, work, base, pages)
-        if "rspress" in apps:
-            homes["rspress"] = rspress_site(root, work, pages)
+        for app in ("rspress", "rspress2"):
+            if app in apps:
+                homes[app] = rspress_site(root, work, pages, app)
         if "nextra" in apps:
             homes["nextra"] = nextra_site(root, work, pages)
         for app in MKDOCS_THEMES:
@@ -1719,6 +1749,8 @@ def main() -> None:
                 homes[app] = mkdocs_site(root, base, pages, app)
         if "vuepress" in apps:
             homes["vuepress"] = vuepress_site(root, work, pages)
+        if "vuepress1" in apps:
+            homes["vuepress1"] = vuepress1_site(root, work, pages)
         if "vocs" in apps:
             homes["vocs"] = vocs_site(root, work, pages)
         for app in STARLIGHT_SLASH:
