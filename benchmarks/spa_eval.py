@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-eight more apps, not run by default, check that what was tuned on the six holds on apps
+Thirty-nine more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -29,7 +29,9 @@ own with its responses in tabs by status code; starlight-openapi, a Starlight si
 each spec by its OpenAPI plugin, a page of HTML for each operation; fumadocs-openapi, a
 Fumadocs site built from each spec by its OpenAPI integration, each operation a page of its own
 opening with a playground form, its responses an accordion drawing a code's description only
-once opened), docsify (hash-routed, its
+once opened; slate, Slate's layout as Shins draws the Markdown Widdershins writes from each spec:
+one page, each operation's code samples in eight languages beside it, one shown at a time),
+docsify (hash-routed, its
 own headings linked as `#/page?id=heading`), a Docusaurus build (history-routed, every page a
 folder whose address ends in a slash, asked for without it), an Rspress build (history-routed,
 React; `rspress2` with Rspress 2), a Nextra build (Next.js exported static, clean URLs, a
@@ -197,6 +199,10 @@ PACKAGES = {
     "fumadocs-openapi": "fumadocs-openapi@11.2.4 fumadocs-ui@16.14.5 fumadocs-core@16.14.5 "
     "fumadocs-mdx@15.3.1 next@16.3.4 react@19.2.9 react-dom@19.2.9 tailwindcss@4.3.5 "
     "@tailwindcss/postcss@4.3.5 postcss typescript@5.9.3 @types/mdx @types/react @types/node",
+    # Slate's layout, as Shins (its Node port) draws the Markdown Widdershins writes from each
+    # spec: one page of the operations, a table of contents that follows the scroll, the code
+    # samples in a column of their own, one language shown at a time by tabs.
+    "slate": "widdershins@4.0.1 shins@2.6.0",
     # Docus, the Nuxt documentation theme (Nuxt Content, Nuxt UI), exported by `nuxt generate`.
     # h3 1 named: npm otherwise lifts the h3 2 of Docus' MCP module to the top, where Nitro's
     # routes take it and fail (the sitemap).
@@ -216,6 +222,7 @@ API_APPS = (
     "docusaurus-openapi",
     "starlight-openapi",
     "fumadocs-openapi",
+    "slate",
 )
 DOC_APPS = (
     "docute",
@@ -261,6 +268,7 @@ BUILT = (
     "docusaurus-openapi",
     "starlight-openapi",
     "fumadocs-openapi",
+    "slate",
     *(app for app in DOC_APPS if app not in ("docute", "vitepress", "docsify")),
 )
 HOLDOUT = ("redoc", "openapi-explorer", "docsify", "spec-renderer", "openapi-ui", *BUILT)
@@ -1490,6 +1498,22 @@ def zudoku_sites(root: Path, data: Path, names: list[str]) -> None:
         )
 
 
+def slate_sites(root: Path, work: Path, data: Path, names: list[str]) -> None:
+    """Each spec as Widdershins writes it in Markdown with its defaults, rendered by Shins with
+    its assets inlined, at `/sites/slate/<spec stem>/`."""
+    modules = npm(PACKAGES["slate"], CACHE.parent / "spa-slate")
+    shins = work / "shins"  # its layouts and scripts, which it reads from a root folder
+    shutil.copytree(modules / "shins", shins, symlinks=True)
+    for name in names:
+        site = root / "sites" / "slate" / Path(name).stem
+        site.mkdir(parents=True)
+        markdown = work / f"{Path(name).stem}.html.md"
+        widdershins = [str(modules / "widdershins" / "widdershins.js"), str(data / "specs" / name)]
+        build(f"widdershins of {name}", [*widdershins, "-o", str(markdown)], work)
+        render = [str(modules / "shins" / "shins.js"), "--root", str(shins), "--inline"]
+        build(f"shins of {name}", [*render, "-o", str(site / "index.html"), str(markdown)], work)
+
+
 STARLIGHT_OPENAPI = """import { defineConfig } from 'astro/config'
 import starlight from '@astrojs/starlight'
 import starlightOpenAPI, { openAPISidebarGroups } from 'starlight-openapi'
@@ -1779,6 +1803,8 @@ def main() -> None:
             starlight_openapi_sites(root, args.data, names)
         if "fumadocs-openapi" in apps:
             fumadocs_openapi_sites(root, work, args.data, names)
+        if "slate" in apps:
+            slate_sites(root, work, args.data, names)
         scored = {app: names for app in apps}
         if "docusaurus-openapi" in apps:
             scored["docusaurus-openapi"] = docusaurus_openapi_sites(root, args.data, names)
