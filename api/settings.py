@@ -292,7 +292,8 @@ class SearchSettings(BaseModel):
         ge=0,
         le=5,
         description="A query that names a section (every word trigram of a chunk's own "
-        "heading of 3+ words is in it): the chunks under that heading itself gain this share.",
+        "heading of 3+ words is in it): the chunks under that heading itself gain this share, "
+        "and those of a subsection whose every word the query holds as well.",
     )
     reranker_model_path: Path | None = Field(
         None,

@@ -233,16 +233,38 @@ def naming_grams(query: str) -> set[tuple[str, ...]]:
 
 
 def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
-    """1 + the section boost when the query (its `naming_grams`) names the heading `chunk`
-    sits directly under: every word trigram of it, of 3 words or more, the identifier it is,
-    or its words run together as an identifier writes them; else 1."""
+    """1 + the section boost when the query (its `naming_grams`) names the section `chunk` sits
+    directly under (`_names`), or a part of a section it names whose headings it also holds
+    word for word ("findPets parameters": the chunks under findPets > Parameters); else 1."""
     if not policy.section_boost or not chunk.heading_path:
         return 1.0
-    heading = chunk.heading_path[-1]
+    path = chunk.heading_path
+    at = len(path) - 1
+    named = _names(path[at], query_grams)
+    while not named and at > 0 and _holds_words(path[at], query_grams):
+        at -= 1
+        named = _names(path[at], query_grams)
+    return 1.0 + policy.section_boost if named else 1.0
+
+
+def _names(heading: str, query_grams: set[tuple[str, ...]]) -> bool:
+    """Whether the query names the heading: every word trigram of it, of 3 words or more, the
+    identifier it is, or its words run together as an identifier writes them."""
     grams = _heading_trigrams(heading)
     run = _heading_run_together(heading)
-    named = (grams and grams <= query_grams) or (run and run in query_grams)
-    return 1.0 + policy.section_boost if named else 1.0
+    return bool((grams and grams <= query_grams) or (run and run in query_grams))
+
+
+def _holds_words(heading: str, query_grams: set[tuple[str, ...]]) -> bool:
+    """Whether the query holds each word of the heading, in the singular or the plural
+    ("parameter" holds "Parameters", "responses" "Response")."""
+    words = _words(heading)
+    return bool(words) and all(
+        (w,) in query_grams
+        or (w + "s",) in query_grams
+        or (w[-1:] == "s" and (w[:-1],) in query_grams)
+        for w in words
+    )
 
 
 def rerank(

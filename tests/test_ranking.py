@@ -167,6 +167,41 @@ def test_a_query_that_names_an_operation_by_its_id_names_the_words_a_site_titles
     assert rerank([pets], policy, 1, NOW, "pets")[0].score == 0.5
 
 
+def test_a_query_that_names_an_operation_and_a_part_of_it_gets_that_part() -> None:
+    """Slate's layout (Widdershins, Shins): each operation headed by its id, its code samples
+    in eight languages directly under it, its parameters and responses in subsections. A query
+    naming the operation, its path and "parameter state" ranked the code samples, which repeat
+    the path, above the parameter list (11th). A subsection whose every word the query holds
+    (singular or plural) is named with the section the query names above it."""
+    op = ("Default", "getPullRequestsByRepository")
+    own = "curl -X GET /2.0/repositories/{username}/{slug}/pullrequests"
+    sample = Hit(replace(chunk("own", own, 1), heading_path=op), 0.8)
+    near = "curl -X GET /2.0/repositories/{username}/{slug}"
+    other = Hit(replace(chunk("other", near, 1), heading_path=("Default", "getRepository")), 0.75)
+    table = "| Name | In | Type | Required |\n| state | query | string | false |"
+    params = Hit(replace(chunk("par", table, 1), heading_path=(*op, "Parameters")), 0.7)
+    schema = Hit(replace(chunk("sch", "id integer", 1), heading_path=(*op, "Response Schema")), 0.7)
+    hits = [sample, other, params, schema]
+    policy = Freshness(half_life_days=None, duplicate_similarity=None, section_boost=0.3)
+    about = "getPullRequestsByRepository GET /2.0/repositories/{username}/{slug}/pullrequests"
+    order = [h.chunk.id for h in rerank(hits, policy, 4, NOW, f"{about} parameter state")]
+    assert order == ["own", "par", "other", "sch"]
+    # "responses" holds "Response", not "Response Schema"; without the part's word, or
+    # naming no section above it, the part gets nothing
+    response = Hit(replace(chunk("r", "200 OK", 1), heading_path=(*op, "Response")), 0.5)
+    assert rerank([response], policy, 1, NOW, f"{about} responses")[0].score == pytest.approx(0.65)
+    assert rerank([schema], policy, 1, NOW, f"{about} response")[0].score == 0.7
+    assert rerank([params], policy, 1, NOW, f"{about} state")[0].score == 0.7
+    pets = Hit(replace(chunk("p", table, 1), heading_path=("Pets", "Parameters")), 0.5)
+    assert rerank([pets], policy, 1, NOW, "pets parameters state")[0].score == 0.5
+    # deeper parts too, when the query holds every heading below the one it names
+    code = Hit(
+        replace(chunk("c", "The repository", 1), heading_path=(*op, "Responses", "200")), 0.5
+    )
+    assert rerank([code], policy, 1, NOW, f"{about} response 200")[0].score == pytest.approx(0.65)
+    assert rerank([code], policy, 1, NOW, f"{about} response 404")[0].score == 0.5
+
+
 def test_last_modified_counts_over_fetch_time() -> None:
     stale = chunk("a", "x y z", days_old=0, last_modified="Mon, 01 Jan 2024 00:00:00 GMT")
     fresh = chunk("b", "p q r", days_old=30)
