@@ -349,6 +349,34 @@ def test_a_page_hidden_behind_an_open_popup_is_still_written(mark: str) -> None:
     assert "Twice." not in stored(hidden)
 
 
+def starlight_heading(level: int, slug: str, title: str) -> str:
+    """A heading as Starlight draws it: in a wrapper, beside a link to itself that shows an
+    icon and says "Section titled …" to screen readers alone."""
+    return (
+        f'<div class="sl-heading-wrapper level-h{level}"><h{level} id="{slug}">{title}'
+        f'</h{level}><a class="sl-anchor-link" href="#{slug}"><span aria-hidden="true" '
+        f'class="sl-anchor-icon"><svg></svg></span><span class="sr-only">Section titled '
+        f"“{title}”</span></a></div>"
+    )
+
+
+def test_a_heading_s_anchor_that_speaks_only_to_screen_readers_is_not_text() -> None:
+    """Starlight: "Section titled “Usage”" ended every heading's line, crawled or captured (a
+    third of a captured Starlight site's chunks were that line alone). A link to a place in
+    the page that shows no words is a permalink, whatever it says to screen readers; one that
+    shows words stays."""
+    prepared = page(
+        "<html><head><title>Import</title></head><body><main><h1>Import</h1>"
+        f"<p>{PROSE}</p>{starlight_heading(2, 'usage', 'Usage')}<p>{PROSE} Resolves any URL.</p>"
+        f"{starlight_heading(3, 'options', 'Options')}<p>{PROSE} Takes a timeout.</p>"
+        '<p>See <a href="#usage">the usage</a> first.</p></main></body></html>'
+    )
+    text = stored(prepared)
+    assert "Section titled" not in text
+    assert {("Import", "Usage"), ("Import", "Usage", "Options")} <= paths(prepared)
+    assert "Resolves any URL." in text and "See the usage first." in text
+
+
 def test_a_pager_to_the_pages_beside_this_one_is_not_its_last_section_s_text() -> None:
     # Docus and Fumadocs draw the pager as plain `div`s after the content: a card for the page
     # before and one for the page after, each with that page's title and first lines. It was

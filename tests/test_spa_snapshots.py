@@ -352,6 +352,21 @@ def test_a_heading_read_as_context_leaves_out_its_permalink() -> None:
     assert usage.heading_path == ("Scalar Components",), usage.heading_path
 
 
+def test_a_heading_s_anchor_that_speaks_only_to_screen_readers_is_no_region() -> None:
+    """Starlight's link beside each heading, an icon and "Section titled “Usage”" for screen
+    readers, made the heading's wrapper a region of that line alone under every heading."""
+    found = regions(
+        "<html><body><main><h1>Import</h1><p>A tool that resolves the address of a spec.</p>"
+        '<div class="sl-heading-wrapper"><h2 id="usage">Usage</h2><a class="sl-anchor-link" '
+        'href="#usage"><span aria-hidden="true"><svg></svg></span><span class="sr-only">'
+        "Section titled “Usage”</span></a></div><p>Pass it the address of any page.</p>"
+        "</main></body></html>"
+    )
+    assert not [r for r in found if "Section titled" in r.markdown]
+    (usage,) = [r for r in found if "Pass it the address" in r.markdown]
+    assert "## Usage" in usage.markdown or usage.heading_path[-1:] == ("Usage",)
+
+
 def test_a_column_s_opening_heading_leads_the_column_beside_it_unless_that_has_its_own() -> None:
     """Columns the capture marked: an operation's name over its description column leads the
     code column beside it, the column's later "Responses" does not; a sidebar's "Contents"

@@ -84,10 +84,12 @@ def classes(element: lxml.html.HtmlElement) -> set[str]:
 
 
 def is_permalink(element: lxml.html.HtmlElement) -> bool:
-    """An anchor that only links to its own heading: ¶, §, #, an icon."""
+    """A link within the page that shows nothing to read: a heading's ¶, §, #, an icon, with
+    whatever it says to screen readers alone (Starlight's "Section titled “Usage”" beside each
+    heading)."""
     if element.tag != "a" or not str(element.get("href") or "").startswith("#"):
         return False
-    text = element.text_content().strip()
+    text = _seen_text(element).strip()
     return len(text) <= 3 and not any(c.isalnum() for c in text)
 
 
