@@ -454,12 +454,23 @@ def _titles(outline: Sequence[tuple[float, str]]) -> tuple[str, ...]:
 
 def _wraps_heading(element: lxml.html.HtmlElement) -> bool:
     """Whether all the text of `element` is one heading's (an id'd anchor around an `h3`, or
-    around a line the capture marked as a title)."""
+    around a line the capture marked as a title), its permalinks aside (Starlight's wrapper of
+    each heading and the link beside it)."""
     headings = (e for e in element.iter() if isinstance(e.tag, str) and _heading_level(e))
     heading = next(headings, None)
     if heading is None:
         return False
-    return " ".join(element.text_content().split()) == " ".join(heading.text_content().split())
+    return _unlinked_text(element) == _unlinked_text(heading)
+
+
+def _unlinked_text(element: lxml.html.HtmlElement) -> str:
+    """The element's words without its permalinks'."""
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str) and not is_permalink(child):
+            parts.append(_unlinked_text(child))
+        parts.append(child.tail or "")
+    return " ".join("".join(parts).split())
 
 
 def _markdown(element: lxml.html.HtmlElement) -> str:

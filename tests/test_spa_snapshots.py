@@ -353,18 +353,29 @@ def test_a_heading_read_as_context_leaves_out_its_permalink() -> None:
 
 
 def test_a_heading_s_anchor_that_speaks_only_to_screen_readers_is_no_region() -> None:
-    """Starlight's link beside each heading, an icon and "Section titled “Usage”" for screen
-    readers, made the heading's wrapper a region of that line alone under every heading."""
+    """Starlight wraps each heading with a link beside it, an icon and "Section titled “Usage”"
+    for screen readers; the wrappers, repeated, were regions of that line alone, and the
+    heading inside led nothing after its wrapper."""
+    wrapper = (
+        '<div class="sl-heading-wrapper level-h2"><h2 id="{0}">{1}</h2><a class="sl-anchor-link"'
+        ' href="#{0}"><span aria-hidden="true"><svg></svg></span><span class="sr-only">'
+        "Section titled “{1}”</span></a></div>"
+    )
     found = regions(
         "<html><body><main><h1>Import</h1><p>A tool that resolves the address of a spec.</p>"
-        '<div class="sl-heading-wrapper"><h2 id="usage">Usage</h2><a class="sl-anchor-link" '
-        'href="#usage"><span aria-hidden="true"><svg></svg></span><span class="sr-only">'
-        "Section titled “Usage”</span></a></div><p>Pass it the address of any page.</p>"
-        "</main></body></html>"
+        + wrapper.format("usage", "Usage")
+        + "<p>Pass it the address of any page.</p>"
+        + wrapper.format("options", "Options")
+        + "<p>It waits ten seconds at most.</p>"
+        + wrapper.format("license", "License")
+        + "<p>MIT, as the rest of the tools.</p></main></body></html>"
     )
     assert not [r for r in found if "Section titled" in r.markdown]
-    (usage,) = [r for r in found if "Pass it the address" in r.markdown]
-    assert "## Usage" in usage.markdown or usage.heading_path[-1:] == ("Usage",)
+    assert not [r for r in found if r.markdown.strip("# ") in ("Usage", "Options", "License")]
+    text = "\n".join(r.markdown for r in found)
+    assert "## Usage\n\nPass it the address" in text
+    assert "## Options\n\nIt waits ten seconds" in text
+    assert "## License\n\nMIT, as the rest" in text
 
 
 def test_a_column_s_opening_heading_leads_the_column_beside_it_unless_that_has_its_own() -> None:
