@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Thirty-nine more apps, not run by default, check that what was tuned on the six holds on apps
+Forty more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -49,9 +49,10 @@ each page in), a dumi build (React on Umi, history-routed, every page's HTML the
 shell the app fills, the parts in a top bar), a Zensical build (Material for MkDocs' successor,
 with its defaults), a TypeDoc build (Markdown documents beside an API page, the sidebar drawn
 by its script), a Retype build (pages Turbo swaps in, the sidebar drawn by its script) and a
-Fumadocs build (Next.js exported static, the sidebar's folders shut until opened) and a Docus
-build (Nuxt 4 and Nuxt Content exported static, its home a landing page with no sidebar); the
-builds group the pages in sidebar categories, collapsed until clicked where the theme can.
+Fumadocs build (Next.js exported static, the sidebar's folders shut until opened), a Docus
+build (Nuxt 4 and Nuxt Content exported static, its home a landing page with no sidebar) and a
+JSDoc build with Docdash (the pages its tutorials, beside an API); the builds group the pages
+in sidebar categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -203,6 +204,9 @@ PACKAGES = {
     # spec: one page of the operations, a table of contents that follows the scroll, the code
     # samples in a column of their own, one language shown at a time by tabs.
     "slate": "widdershins@4.0.1 shins@2.6.0",
+    # JSDoc with Docdash, a common template for it: the README as the home page, the other pages
+    # its tutorials (`tutorial-<name>.html`), listed in the sidebar beside the API's.
+    "jsdoc": "jsdoc@4.0.5 docdash@2.0.2",
     # Docus, the Nuxt documentation theme (Nuxt Content, Nuxt UI), exported by `nuxt generate`.
     # h3 1 named: npm otherwise lifts the h3 2 of Docus' MCP module to the top, where Nitro's
     # routes take it and fail (the sitemap).
@@ -256,6 +260,7 @@ DOC_APPS = (
     "retype",
     "fumadocs",
     "docus",
+    "jsdoc",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1007,6 +1012,28 @@ def fumadocs_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/fumadocs/"
 
 
+def jsdoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A JSDoc build with Docdash: the first page as the README (`/sites/jsdoc/index.html`),
+    the others as tutorials titled in `tutorials.json`, beside one documented function."""
+    modules = npm(PACKAGES["jsdoc"], CACHE.parent / "spa-jsdoc")
+    project = work / "jsdoc"
+    tutorials = project / "tutorials"
+    tutorials.mkdir(parents=True)
+    (project / "README.md").write_text(pages[0]["markdown"])
+    for page in pages[1:]:
+        (tutorials / f"{page['slug']}.md").write_text(page["markdown"])
+    titles = {page["slug"]: {"title": page["title"]} for page in pages[1:]}
+    (tutorials / "tutorials.json").write_text(json.dumps(titles))
+    (project / "index.js").write_text(
+        "/**\n * Adds two numbers.\n * @param {number} a The first.\n * @param {number} b The "
+        "second.\n * @returns {number} Their sum.\n */\nfunction add(a, b) { return a + b; }\n"
+    )
+    command = [str(modules / "jsdoc" / "jsdoc.js"), "-t", str(modules / "docdash")]
+    command += ["-R", "README.md", "-u", "tutorials", "-d", str(root / "sites" / "jsdoc")]
+    build("jsdoc", [*command, "index.js"], project)
+    return "/sites/jsdoc/index.html"
+
+
 # Docus extends the project; payloads are not extracted, as Nuxt 4.4 fails to prerender the home
 # page with them (its payload cache refuses the key "/"); no robots.txt under a base URL.
 DOCUS = """export default defineNuxtConfig({ extends: ['docus'], robots: { robotsTxt: false },
@@ -1640,6 +1667,10 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}documents/{p['slug']}.html") for p in pages[1:]
         ]
+    if app == "jsdoc":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}/sites/jsdoc/tutorial-{p['slug']}.html") for p in pages[1:]
+        ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "retype": "/", "nextra": "", "vocs": "", "dumi": ""}
         suffix |= {"fumadocs": "", "docus": ""}
@@ -1792,6 +1823,8 @@ def main() -> None:
             homes["fumadocs"] = fumadocs_site(root, work, pages)
         if "docus" in apps:
             homes["docus"] = docus_site(root, work, pages)
+        if "jsdoc" in apps:
+            homes["jsdoc"] = jsdoc_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
