@@ -293,7 +293,7 @@ class SearchSettings(BaseModel):
         le=5,
         description="A query that names a section (every word trigram of a chunk's own "
         "heading of 3+ words is in it): the chunks under that heading itself gain this share, "
-        "and those of a subsection whose every word the query holds as well.",
+        "and those of a subsection whose every word the query holds as well gain it twice.",
     )
     reranker_model_path: Path | None = Field(
         None,

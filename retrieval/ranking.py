@@ -234,17 +234,20 @@ def naming_grams(query: str) -> set[tuple[str, ...]]:
 
 def section_factor(chunk: Chunk, policy: Freshness, query_grams: set[tuple[str, ...]]) -> float:
     """1 + the section boost when the query (its `naming_grams`) names the section `chunk` sits
-    directly under (`_names`), or a part of a section it names whose headings it also holds
-    word for word ("findPets parameters": the chunks under findPets > Parameters); else 1."""
+    directly under (`_names`); that squared for a part of a section it names whose headings it
+    also holds word for word ("getRepository responses": the chunks under getRepository >
+    Responses, named at two levels, over getRepository's own code samples); else 1."""
     if not policy.section_boost or not chunk.heading_path:
         return 1.0
     path = chunk.heading_path
     at = len(path) - 1
-    named = _names(path[at], query_grams)
-    while not named and at > 0 and _holds_words(path[at], query_grams):
+    if _names(path[at], query_grams):
+        return 1.0 + policy.section_boost
+    while at > 0 and _holds_words(path[at], query_grams):
         at -= 1
-        named = _names(path[at], query_grams)
-    return 1.0 + policy.section_boost if named else 1.0
+        if _names(path[at], query_grams):
+            return (1.0 + policy.section_boost) ** 2
+    return 1.0
 
 
 def _names(heading: str, query_grams: set[tuple[str, ...]]) -> bool:

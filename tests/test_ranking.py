@@ -171,8 +171,9 @@ def test_a_query_that_names_an_operation_and_a_part_of_it_gets_that_part() -> No
     """Slate's layout (Widdershins, Shins): each operation headed by its id, its code samples
     in eight languages directly under it, its parameters and responses in subsections. A query
     naming the operation, its path and "parameter state" ranked the code samples, which repeat
-    the path, above the parameter list (11th). A subsection whose every word the query holds
-    (singular or plural) is named with the section the query names above it."""
+    the path, above the parameter list (11th), and "response 200 The repository" the responses
+    23rd. A subsection whose every word the query holds (singular or plural) is named with the
+    section the query names above it: named at two levels, its chunks gain the boost twice."""
     op = ("Default", "getPullRequestsByRepository")
     own = "curl -X GET /2.0/repositories/{username}/{slug}/pullrequests"
     sample = Hit(replace(chunk("own", own, 1), heading_path=op), 0.8)
@@ -185,11 +186,16 @@ def test_a_query_that_names_an_operation_and_a_part_of_it_gets_that_part() -> No
     policy = Freshness(half_life_days=None, duplicate_similarity=None, section_boost=0.3)
     about = "getPullRequestsByRepository GET /2.0/repositories/{username}/{slug}/pullrequests"
     order = [h.chunk.id for h in rerank(hits, policy, 4, NOW, f"{about} parameter state")]
-    assert order == ["own", "par", "other", "sch"]
+    assert order == ["par", "own", "other", "sch"]
+    assert rerank([params], policy, 1, NOW, f"{about} parameter")[0].score == pytest.approx(
+        0.7 * 1.3 * 1.3
+    )
     # "responses" holds "Response", not "Response Schema"; without the part's word, or
     # naming no section above it, the part gets nothing
     response = Hit(replace(chunk("r", "200 OK", 1), heading_path=(*op, "Response")), 0.5)
-    assert rerank([response], policy, 1, NOW, f"{about} responses")[0].score == pytest.approx(0.65)
+    assert rerank([response], policy, 1, NOW, f"{about} responses")[0].score == pytest.approx(
+        0.5 * 1.3 * 1.3
+    )
     assert rerank([schema], policy, 1, NOW, f"{about} response")[0].score == 0.7
     assert rerank([params], policy, 1, NOW, f"{about} state")[0].score == 0.7
     pets = Hit(replace(chunk("p", table, 1), heading_path=("Pets", "Parameters")), 0.5)
@@ -198,7 +204,9 @@ def test_a_query_that_names_an_operation_and_a_part_of_it_gets_that_part() -> No
     code = Hit(
         replace(chunk("c", "The repository", 1), heading_path=(*op, "Responses", "200")), 0.5
     )
-    assert rerank([code], policy, 1, NOW, f"{about} response 200")[0].score == pytest.approx(0.65)
+    assert rerank([code], policy, 1, NOW, f"{about} response 200")[0].score == pytest.approx(
+        0.5 * 1.3 * 1.3
+    )
     assert rerank([code], policy, 1, NOW, f"{about} response 404")[0].score == 0.5
 
 
