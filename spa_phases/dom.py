@@ -367,27 +367,29 @@ def _heading_text(element: lxml.html.HtmlElement) -> str:
     link, "Responses\u200b", made a heading path no query wrote). A button beside its words
     is not one of them (as the Markdown writes it: `heading_words`), nor a permalink (Sphinx's
     "¶")."""
+    return _shown_words(element, buttons=False) or _shown_words(element, buttons=True)
 
-    def words(buttons: bool) -> str:
-        parts: list[str] = []
 
-        def walk(e: lxml.html.HtmlElement) -> None:
-            parts.append(e.text or "")
-            for child in e:
-                if (
-                    isinstance(child.tag, str)
-                    and (buttons or not is_button(child))
-                    and not is_permalink(child)
-                ):
-                    if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
-                        parts.append(" ")
-                    walk(child)
-                parts.append(child.tail or "")
+def _shown_words(element: lxml.html.HtmlElement, buttons: bool) -> str:
+    """The element's words as the page shows them, without its permalinks' (nor its buttons',
+    unless `buttons`)."""
+    parts: list[str] = []
 
-        walk(element)
-        return collapse("".join(parts))
+    def walk(e: lxml.html.HtmlElement) -> None:
+        parts.append(e.text or "")
+        for child in e:
+            if (
+                isinstance(child.tag, str)
+                and (buttons or not is_button(child))
+                and not is_permalink(child)
+            ):
+                if child.tag in _BLOCKS or child.get(APART_MARK) is not None:
+                    parts.append(" ")
+                walk(child)
+            parts.append(child.tail or "")
 
-    return words(buttons=False) or words(buttons=True)
+    walk(element)
+    return collapse("".join(parts))
 
 
 def _title(element: lxml.html.HtmlElement) -> str:
@@ -460,17 +462,7 @@ def _wraps_heading(element: lxml.html.HtmlElement) -> bool:
     heading = next(headings, None)
     if heading is None:
         return False
-    return _unlinked_text(element) == _unlinked_text(heading)
-
-
-def _unlinked_text(element: lxml.html.HtmlElement) -> str:
-    """The element's words without its permalinks'."""
-    parts = [element.text or ""]
-    for child in element:
-        if isinstance(child.tag, str) and not is_permalink(child):
-            parts.append(_unlinked_text(child))
-        parts.append(child.tail or "")
-    return " ".join("".join(parts).split())
+    return _shown_words(element, buttons=True) == _shown_words(heading, buttons=True)
 
 
 def _markdown(element: lxml.html.HtmlElement) -> str:
