@@ -219,14 +219,10 @@ def pager(body: lxml.html.HtmlElement, url: str | None) -> list[lxml.html.HtmlEl
             block = node
         if block is None or any(block is f or f in block.iterancestors() for f in found):
             continue
-        around = block.getparent()
-        if (
-            around is not None
-            and normalise(around.text_content()) != normalise(block.text_content())
-            and block.tag in _INLINE
-        ):
-            continue  # a link in a sentence: the text's, whatever it names
         text = normalise(block.text_content())
+        around = block.getparent()
+        if around is not None and block.tag in _INLINE and normalise(around.text_content()) != text:
+            continue  # a link in a sentence: the text's, whatever it names
         linked = sum(len(normalise(x.text_content())) for x in block.iter("a"))
         if text and linked >= PAGER_SHARE * len(text):
             found = [f for f in found if block not in f.iterancestors()] + [block]
