@@ -528,6 +528,21 @@ def test_what_frames_a_block_of_code_keeps_it_in_its_section(frame: str) -> None
     assert "Send a request" in found[1].markdown and "GET /pets" in found[1].markdown
 
 
+def test_a_copy_button_inside_a_block_of_code_is_not_code() -> None:
+    """Storybook wraps each block of code and its "Copy" button in one `pre`: the capture, which
+    keeps the labels of an app's buttons, wrote "Copy" as the code's last line."""
+    found = regions(
+        "<html><body><main><h2>Usage</h2><p>Import the styles once, at the top:</p>"
+        "<pre><div class='docblock-source'><div><pre class='prismjs'><div class='language-js'>"
+        "<span class='token keyword'>import</span> '@scalar/themes/style.css'</div></pre></div>"
+        "<div><button>Copy</button></div></div></pre><p>Then pick a theme.</p></main>"
+        "</body></html>"
+    )
+    markdown = "\n".join(r.markdown for r in found)
+    assert "```\nimport '@scalar/themes/style.css'\n```" in markdown, markdown
+    assert "Copy" not in markdown, markdown
+
+
 def test_a_heading_s_words_leave_out_the_buttons_beside_them() -> None:
     """Retype draws a "Copy" page action inside each page's `h1`: every chunk of the page was
     headed "Scalar Themes Copy". A button inside a heading beside its words is not part of

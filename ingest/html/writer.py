@@ -506,7 +506,9 @@ class MarkdownWriter:
 
     def _pre(self, element: lxml.html.HtmlElement) -> None:
         self._flush()
-        code = self.raw_text(element).replace("\r\n", "\n").replace("\r", "\n")
+        # A button drawn inside the block ("Copy": Storybook's in the `pre` around its code) is
+        # the viewer's, not the code's.
+        code = self.raw_text(element, buttons=False).replace("\r\n", "\n").replace("\r", "\n")
         code = code.removeprefix("\n").rstrip()
         if code.strip() and (self.inside or self._kept(code)):
             self._emit("code", fenced(code, _language(element)))
