@@ -51,17 +51,87 @@ GO_ON = "<!doctype html><script>location.replace({})</script>"
 # dumi's, while its route's script runs).
 BUSY = """() => [...document.querySelectorAll('[aria-busy=true]')]
   .some((el) => el.getClientRects().length > 0)"""
+# The body of a same-origin frame's document, or null (JavaScript, for the page scripts).
+FRAME_BODY = r"""const frameBody = (el) => {
+  if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return null;
+  try { const doc = el.contentDocument; return doc && doc.body; } catch (e) { return null; }
+};"""
 # Whether a page is still drawing: busy, or no text yet in its body or the shadow roots under
 # it (an app's empty shell; a web component draws into its shadow root, which the body's text
-# leaves out: Kong's spec renderer, RapiDoc). Its scripts may run on well after its last
-# request ends, on a busy machine.
+# leaves out: Kong's spec renderer, RapiDoc), or no words yet but a skeleton's, hidden from
+# screen readers, in a same-origin frame it shows, loaded from an address (Storybook's
+# preview, which draws a page only once the sidebar's app tells it which, a placeholder table
+# until then). Its scripts may run on well after its last request ends, on a busy machine.
 DRAWING = (
-    """() => {
+    (
+        """() => {
+  FRAME_BODY
   const texted = (root) => !!(root.innerText ?? root.textContent ?? '').trim()
     || [...root.querySelectorAll('*')].some((el) => el.shadowRoot && texted(el.shadowRoot));
-  return (BUSY)() || !document.body || !texted(document.body);
+  const shown = (f) => {
+    const r = f.getBoundingClientRect();
+    return r.width > 100 && r.height > 100 && !f.src.startsWith('about:');
+  };
+  const spoken = (body) => !!body.ownerDocument.createTreeWalker(body, NodeFilter.SHOW_TEXT, {
+    acceptNode: (t) => t.data.trim() && t.parentElement.checkVisibility()
+      && !t.parentElement.closest('[aria-hidden=true]')
+      ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP,
+  }).nextNode();
+  const frames = [...document.querySelectorAll('iframe[src], frame[src]')].filter(shown);
+  return (BUSY)() || !document.body || !texted(document.body)
+    || frames.map(frameBody).some((body) => body && !spoken(body));
 }"""
-).replace("BUSY", BUSY)
+    )
+    .replace("BUSY", BUSY)
+    .replace("FRAME_BODY", FRAME_BODY)
+)
+# The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is
+# assigned to it) and each same-origin frame's body in its frame's place, a `div` with the
+# frame's attributes: what the person sees of the page, where Storybook draws each page in a
+# frame beside its sidebar. Inside a frame, what it does not display is left out (Storybook's
+# "No Preview" and error views, shown by a class on its body). Null when the page has neither
+# (an empty frame aside), and its `page.content()` is used as it is.
+SERIALIZE = (
+    r"""() => {
+  FRAME_BODY
+  let flatten = false;
+  for (const el of document.querySelectorAll('*')) {
+    if (el.shadowRoot || (frameBody(el) || {}).firstElementChild) { flatten = true; break; }
+  }
+  if (!flatten) return null;
+  const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link',
+    'meta', 'source', 'track', 'wbr']);
+  const text = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const value = (t) => t.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+  const out = [];
+  const node = (n) => {
+    if (n.nodeType === 3) { out.push(text(n.data)); return; }
+    if (n.nodeType !== 1) return;
+    const tag = n.localName;
+    if (tag === 'script' || tag === 'style' || tag === 'template') return;
+    if (tag === 'slot') {
+      const assigned = n.assignedNodes({flatten: true});
+      (assigned.length ? assigned : Array.from(n.childNodes)).forEach(node);
+      return;
+    }
+    const framed = n.ownerDocument !== document;
+    if (framed && n.ownerDocument.defaultView.getComputedStyle(n).display === 'none') return;
+    const body = frameBody(n);
+    out.push('<' + (body ? 'div' : tag));
+    for (const a of n.attributes) {
+      if (/^[a-zA-Z_:][\w:.-]*$/.test(a.name) && a.name !== 'srcdoc') {
+        out.push(` ${a.name}="${value(a.value)}"`);
+      }
+    }
+    out.push('>');
+    if (VOID.has(tag)) return;
+    (body || n.shadowRoot || n).childNodes.forEach(node);
+    out.push('</' + (body ? 'div' : tag) + '>');
+  };
+  node(document.documentElement);
+  return '<!DOCTYPE html>' + out.join('');
+}"""
+).replace("FRAME_BODY", FRAME_BODY)
 # A class that says a group is collapsed (a JavaScript regex): Docusaurus's categories
 # ("menu__list-item--collapsed"), Vocs's sidebar sections ("vocs_Sidebar_levelCollapsed",
 # headed by a `role=button` with no `aria-expanded`), "collapsed" alone.
@@ -276,7 +346,7 @@ class Renderer:
         async with self.page(html, content_type) as page:
             await self.goto(page, url)
             await self._expand_navigation(page)
-            content = await page.content()
+            content = await page.evaluate(SERIALIZE) or await page.content()
         rendered = content.encode("utf-8")
         if len(rendered) > self._fetcher.options.max_bytes:
             raise FetchError(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import urldefrag, urlsplit
 
 from crawl import canonicalize
+from crawl.browser import SERIALIZE
 from spa_phases.page_scripts import (
     CHANGED_BESIDE,
     CHANGED_REGION,
@@ -34,7 +35,6 @@ from spa_phases.page_scripts import (
     QUIET_FOR_MS,
     RESET_CHANGES,
     SCAN,
-    SERIALIZE,
     SHUT_AGAIN,
     SIGNATURES,
     UNMARK_HIDDEN,

@@ -3,7 +3,7 @@
 
 import json
 
-from crawl.browser import BUSY, COLLAPSED_CLASS
+from crawl.browser import BUSY, COLLAPSED_CLASS, FRAME_BODY
 
 # Installed before any page script: the time of the last DOM mutation, for "DOM quiet".
 WATCH_MUTATIONS = """
@@ -35,7 +35,21 @@ WATCH_MUTATIONS = """
 
 # How long the DOM has not changed; 0 while the page says it is busy (a route's loading
 # skeleton, marked `aria-busy`, stays put while its script runs).
-QUIET_FOR_MS = f"() => ({BUSY})() ? 0 : performance.now() - (window.__loreLastMutation || 0)"
+QUIET_FOR_MS = (
+    """() => {
+  if ((BUSY)()) return 0;
+  // A same-origin frame's own watch (the script runs in every frame), in its own clock.
+  const quiet = (w) => w.__loreLastMutation === undefined ? Infinity : w.performance.now() - w.__loreLastMutation;
+  const windows = (w) => {
+    const out = [w];
+    for (let i = 0; i < w.frames.length; i++) {
+      try { if (w.frames[i].document) out.push(...windows(w.frames[i])); } catch (e) { /* another origin's */ }
+    }
+    return out;
+  };
+  return Math.min(performance.now() - (window.__loreLastMutation || 0), ...windows(window).slice(1).map(quiet));
+}"""
+).replace("BUSY", BUSY)
 # The HTTP status the document on screen was answered with (0 where the browser does not say).
 DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
 # An app's own "page not found" view, drawn for a route it has no page for (the server answered
@@ -79,10 +93,26 @@ const deepAll = (sel) => {
   visit(document);
   return out;
 };
+// The body of a same-origin frame's document (Storybook draws each page in an `iframe` beside
+// its sidebar), or null: not a frame, not loaded, or another origin's, which cannot be read.
+"""
+    + FRAME_BODY
+    + r"""
+// The documents of the page's same-origin frames, and of the frames within them.
+const frameDocs = (doc = document) => {
+  const out = [];
+  for (const f of doc.querySelectorAll('iframe, frame')) {
+    const body = frameBody(f);
+    if (body) out.push(body.ownerDocument, ...frameDocs(body.ownerDocument));
+  }
+  return out;
+};
 // The marks the capture sets on a page before a snapshot (MARK_HIDDEN), taken off again.
 const MARKS = ['data-lore-hidden', 'data-lore-apart', 'data-lore-title', 'data-lore-titled', 'data-lore-column'];
 const clearMarks = () => {
-  for (const el of deepAll(MARKS.map(m => `[${m}]`).join(', '))) for (const m of MARKS) el.removeAttribute(m);
+  const sel = MARKS.map(m => `[${m}]`).join(', ');
+  const marked = [...deepAll(sel), ...frameDocs().flatMap((d) => [...d.querySelectorAll(sel)])];
+  for (const el of marked) for (const m of MARKS) el.removeAttribute(m);
 };
 // Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7",
 // Vue's "scalar-refs-0-47"): not the same element in the next render. As dom.py's _GENERATED_ID.
@@ -296,7 +326,8 @@ MARK_HIDDEN = (
   const walk = (el, display) => {
     let blockBefore = null;  // the last child an inline tag shown as a block (its words end there)
     let column = null;  // the last child laid out as a block, with words
-    for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : [])]) {
+    const inner = frameBody(el);
+    for (const child of [...el.children, ...(el.shadowRoot ? el.shadowRoot.children : []), ...(inner ? [inner] : [])]) {
       const style = getComputedStyle(child);
       const r = rectOf(child);
       const offscreen = r.right + scrolled().x < -100 || r.bottom + scrolled().y < -100 || r.left > 10000;
@@ -304,7 +335,7 @@ MARK_HIDDEN = (
       const clipped = style.clipPath === 'inset(50%)' || style.clip === 'rect(0px, 0px, 0px, 0px)';
       const invisible = style.display === 'none' || style.visibility !== 'visible'
         || parseFloat(style.opacity) === 0 || style.color === 'rgba(0, 0, 0, 0)';
-      if ((invisible || offscreen || tiny || clipped) && child.textContent.trim()) {
+      if ((invisible || offscreen || tiny || clipped) && (frameBody(child) || child).textContent.trim()) {
         child.setAttribute('data-lore-hidden', '1'); marked++;
       } else {
         const prior = before(child);
@@ -739,7 +770,8 @@ SIGNATURES = (
     + _COMMON
     + r"""
   const out = [];
-  for (const el of document.body ? deepAll('*') : []) {
+  const framed = frameDocs().flatMap((d) => [...d.body.querySelectorAll('*')]);
+  for (const el of document.body ? [...deepAll('*'), ...framed] : []) {
     if (!visible(el)) continue;
     const own = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join(' ')
       .replace(/\s+/g, ' ').trim().slice(0, 60);
@@ -814,34 +846,3 @@ SHUT_AGAIN = (
   return group && COLLAPSED.test(group.getAttribute('class') || '') ? [] : null;
 }""".replace("COLLAPSED", COLLAPSED_CLASS)
 )
-
-# The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is
-# assigned to it); null when the page has none, and its `page.content()` is used as it is.
-SERIALIZE = r"""() => {
-  let shadows = false;
-  for (const el of document.querySelectorAll('*')) if (el.shadowRoot) { shadows = true; break; }
-  if (!shadows) return null;
-  const VOID = new Set(['area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta', 'source', 'track', 'wbr']);
-  const text = (t) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const value = (t) => t.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-  const out = [];
-  const node = (n) => {
-    if (n.nodeType === 3) { out.push(text(n.data)); return; }
-    if (n.nodeType !== 1) return;
-    const tag = n.localName;
-    if (tag === 'script' || tag === 'style' || tag === 'template') return;
-    if (tag === 'slot') {
-      const assigned = n.assignedNodes({flatten: true});
-      (assigned.length ? assigned : Array.from(n.childNodes)).forEach(node);
-      return;
-    }
-    out.push('<' + tag);
-    for (const a of n.attributes) if (/^[a-zA-Z_:][\w:.-]*$/.test(a.name)) out.push(` ${a.name}="${value(a.value)}"`);
-    out.push('>');
-    if (VOID.has(tag)) return;
-    (n.shadowRoot ? n.shadowRoot.childNodes : n.childNodes).forEach(node);
-    out.push('</' + tag + '>');
-  };
-  node(document.documentElement);
-  return '<!DOCTYPE html>' + out.join('');
-}"""

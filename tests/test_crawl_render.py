@@ -171,7 +171,8 @@ def test_the_links_in_a_sidebar_s_collapsed_categories_are_followed(
 @needs_chromium
 def test_a_page_and_a_frame_that_redirect_render_where_they_end(site: Site, tmp_path: Path) -> None:
     # The page's script is linked relative to where the redirect ends, and so is found only
-    # there; the frame's redirect must not take the page away with it.
+    # there; the frame's redirect must not take the page away with it: the frame's words are
+    # read in its place, inside the page.
     site.pages["/shop"] = Page(b"", status=301, headers={"Location": "/shop/"})
     site.pages["/shop/"] = Page(
         b"<html><body><main></main><iframe src='/widget'></iframe>"
@@ -187,7 +188,8 @@ def test_a_page_and_a_frame_that_redirect_render_where_they_end(site: Site, tmp_
     report, sink = run(tmp_path, spec, browser_options())
     assert report[site.url("/shop")].state == "ingested"
     body = sink.pages[0].body.decode()
-    assert "Anvils ship today." in body and "Frame widget." not in body
+    assert "<main><h1>Shop</h1><p>Anvils ship today.</p></main>" in body, body
+    assert '<div src="/widget"><p>Frame widget.</p></div>' in body, body
 
 
 @needs_chromium

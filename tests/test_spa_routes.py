@@ -1692,3 +1692,90 @@ def test_a_state_loop_ends_the_page_s_own_controls_not_the_visit_of_its_pages(
     assert [label for label, _ in steps if label in flips] == flips, steps
     assert any(b.startswith("state_loop") for b in learned["breakers"]), learned["breakers"]
     assert learned["stoppedBy"] == "breaker:state_loop"
+
+
+BOOK_PAGES = {
+    "intro": ("Introduction", "Dials are widgets that show one number against its range."),
+    "sizes": ("Sizes", "A dial comes in three sizes, the smallest forty pixels wide."),
+    "themes": ("Themes", "Each theme sets the colours of the needle and of the scale."),
+    "events": ("Events", "A dial fires a change event once its needle comes to rest."),
+}
+# As Storybook draws its documentation: the manager's sidebar routes by its query
+# (`?page=<id>`) and tells a same-origin frame beside it which page to draw; the frame shows a
+# placeholder table, hidden from screen readers, until it has drawn the page, and keeps a
+# "No Preview" view it does not display.
+BOOK = Page(
+    (
+        """<html><head><title>Dials</title></head><body>
+<nav class="sidebar"><ul>"""
+        + "".join(f'<li><a href="/book?page={p}">{t}</a></li>' for p, (t, _) in BOOK_PAGES.items())
+        + """</ul></nav>
+<main><iframe id="preview" src="/book/preview.html" style="width: 900px; height: 700px"></iframe>
+</main><script>
+const frame = document.getElementById('preview');
+const tell = () => frame.contentWindow.postMessage(
+  new URLSearchParams(location.search).get('page') || 'intro', '*');
+frame.addEventListener('load', () => setTimeout(tell, 300));
+document.querySelector('.sidebar').addEventListener('click', (e) => {
+  const a = e.target.closest('a');
+  if (!a) return;
+  e.preventDefault();
+  history.pushState(null, '', a.getAttribute('href'));
+  tell();
+});
+</script></body></html>"""
+    ).encode()
+)
+BOOK_PREVIEW = Page(
+    (
+        """<html><head><style>.nopreview { display: none; }</style></head><body>
+<div class="nopreview"><h1>No Preview</h1><p>Sorry, but no page is selected somehow.</p></div>
+<div id="docs"><table aria-hidden="true"><tr><td>propertyName</td>
+<td>This is a short description</td></tr></table></div>
+<script>
+const pages = """
+        + json.dumps({p: list(v) for p, v in BOOK_PAGES.items()})
+        + """;
+window.addEventListener('message', (e) => setTimeout(() => {
+  const [title, text] = pages[e.data];
+  document.getElementById('docs').innerHTML = `<h1>${title}</h1><p>${text}</p>`;
+}, 200));
+</script></body></html>"""
+    ).encode()
+)
+
+
+@pytest.mark.parametrize("method", ["capture", "spider"])
+def test_what_a_same_origin_frame_shows_is_its_page_s_text(
+    make_client: Callable[..., TestClient], site: Site, method: str
+) -> None:
+    """Storybook draws each documentation page in a frame beside its sidebar: lore left frames
+    out, and stored none of sixteen pages' words, captured or crawled. Now a same-origin frame's
+    document is read in its place, as the person sees it: each route's words under the route,
+    not the frame's hidden views, not its placeholder (a crawl waits for the frame to draw)."""
+    site.pages["/book/preview.html"] = BOOK_PREVIEW
+    for path in ("/book", *(f"/book?page={p}" for p in BOOK_PAGES)):
+        site.pages[path] = BOOK
+    client = make_client()
+    if method == "capture":
+        job = capture(client, site.url("/book?page=intro"), maxActions=20)
+    else:
+        response = client.post(
+            "/knowledge/index-link",
+            json={
+                "url": site.url("/book?page=intro"),
+                "strategy": "spider",
+                "render": "browser",
+                "include": ["/book*"],
+            },
+        )
+        assert response.status_code == 202, response.text
+        job = wait_for_job(client, response.json()["jobId"], timeout_s=180)
+    assert job["status"] == "completed", job
+    for page, (_, sentence) in BOOK_PAGES.items():
+        url = site.url(f"/book?page={page}")
+        own = " ".join(c["text"] for c in resolve(client, url, ""))
+        assert sentence in own, (page, own)
+        assert "No Preview" not in own and "short description" not in own, own
+        top = resolve(client, url, sentence, k=3)
+        assert any(sentence in c["text"] for c in top), (page, top)
