@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Forty more apps, not run by default, check that what was tuned on the six holds on apps
+Forty-one more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -51,8 +51,10 @@ with its defaults), a TypeDoc build (Markdown documents beside an API page, the 
 by its script), a Retype build (pages Turbo swaps in, the sidebar drawn by its script) and a
 Fumadocs build (Next.js exported static, the sidebar's folders shut until opened), a Docus
 build (Nuxt 4 and Nuxt Content exported static, its home a landing page with no sidebar) and a
-JSDoc build with Docdash (the pages its tutorials, beside an API); the builds group the pages
-in sidebar categories, collapsed until clicked where the theme can.
+JSDoc build with Docdash (the pages its tutorials, beside an API) and a Storybook build (the
+pages MDX documentation pages, each drawn in a same-origin frame beside the sidebar, the
+sidebar's address `?path=/docs/<id>` naming it); the builds group the pages in sidebar
+categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -211,6 +213,11 @@ PACKAGES = {
     # h3 1 named: npm otherwise lifts the h3 2 of Docus' MCP module to the top, where Nitro's
     # routes take it and fail (the sitemap).
     "docus": "docus@5.12.3 nuxt@4.4.5 better-sqlite3@12.11.1 h3@1.15.11",
+    # Storybook's documentation pages (MDX): the manager's sidebar beside a same-origin frame
+    # (`iframe.html`) that draws the page chosen; the manager's address names it
+    # (`?path=/docs/<id>`).
+    "storybook": "storybook@10.6.9 @storybook/react-vite@10.6.9 @storybook/addon-docs@10.6.9 "
+    "react@19.2.0 react-dom@19.2.0 vite@7.3.8",
 }
 API_APPS = (
     "swagger-ui",
@@ -261,6 +268,7 @@ DOC_APPS = (
     "fumadocs",
     "docus",
     "jsdoc",
+    "storybook",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1034,6 +1042,56 @@ def jsdoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/jsdoc/index.html"
 
 
+def storybook_id(title: str) -> str:
+    """Storybook's id of a title's documentation page (as its `sanitize`: runs of other
+    characters one dash)."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") + "--docs"
+
+
+def storybook_titles(pages: list[dict[str, str]]) -> list[str]:
+    """Each page's title in Storybook's sidebar: the first under "Introduction", the others in
+    parts of five, as the other apps group them."""
+    return [
+        f"Introduction/{page['slug']}" if n == 0 else f"Part {(n - 1) // 5 + 1}/{page['slug']}"
+        for n, page in enumerate(pages)
+    ]
+
+
+def storybook_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A Storybook build of the pages as MDX documentation pages (`/sites/storybook/`, each
+    page at `?path=/docs/<id>`), with no stories: the manager shows the first page."""
+    modules = npm(PACKAGES["storybook"], CACHE.parent / "spa-storybook")
+    project = work / "storybook"
+    (project / ".storybook").mkdir(parents=True)
+    (project / "docs").mkdir()
+    (project / "node_modules").symlink_to(modules)
+    (project / "package.json").write_text('{"name": "docs", "private": true, "type": "module"}')
+    (project / ".storybook" / "main.js").write_text(
+        "export default { stories: ['../docs/*.mdx'], addons: ['@storybook/addon-docs'],\n"
+        "  framework: { name: '@storybook/react-vite', options: {} },\n"
+        "  core: { disableTelemetry: true, disableWhatsNewNotifications: true } };\n"
+    )
+    for page, title in zip(pages, storybook_titles(pages), strict=True):
+        # MDX reads braces as expressions; its parser takes lines of escaped HTML (badges) for
+        # broken links, as Docusaurus' does: left out.
+        fenced, lines = False, []
+        for line in page["markdown"].splitlines():
+            fence = line.lstrip().startswith(("```", "~~~"))
+            fenced ^= fence
+            if fenced or fence:
+                lines.append(line)
+            elif "&lt;" not in line:
+                lines.append(line.replace("{", "\\{").replace("}", "\\}"))
+        (project / "docs" / f"{page['slug']}.mdx").write_text(
+            "import { Meta } from '@storybook/addon-docs/blocks';\n\n"
+            f"<Meta title={json.dumps(title)} />\n\n" + "\n".join(lines) + "\n"
+        )
+    command = [str(modules / "storybook" / "dist" / "bin" / "dispatcher.js"), "build"]
+    command += ["-o", str(root / "sites" / "storybook"), "--quiet"]
+    build("storybook", command, project, {"STORYBOOK_DISABLE_TELEMETRY": "1"})
+    return f"/sites/storybook/?path=/docs/{storybook_id(storybook_titles(pages)[0])}"
+
+
 # Docus extends the project; payloads are not extracted, as Nuxt 4.4 fails to prerender the home
 # page with them (its payload cache refuses the key "/"); no robots.txt under a base URL.
 DOCUS = """export default defineNuxtConfig({ extends: ['docus'], robots: { robotsTxt: false },
@@ -1667,6 +1725,11 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}documents/{p['slug']}.html") for p in pages[1:]
         ]
+    if app == "storybook":
+        return [
+            canonicalize(f"{base}/sites/storybook/?path=/docs/{storybook_id(title)}")
+            for title in storybook_titles(pages)
+        ]
     if app == "jsdoc":
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}/sites/jsdoc/tutorial-{p['slug']}.html") for p in pages[1:]
@@ -1713,13 +1776,14 @@ def doc_app(
                 # Kept to the app's folder, as an operator keeps a crawl to the docs beside
                 # others on a host: every app here is served from one server, whose listing of
                 # /sites/ led a Vocs crawl into the other apps' copies of the same pages.
-                folder = home.rsplit("/", 1)[0]
+                folder = home.split("?", maxsplit=1)[0].rsplit("/", 1)[0]
                 job = lore.submit_link(
                     base + home,
                     "spider",
                     render="browser",
                     max_pages=len(pages) * 3,
-                    include=[folder, f"{folder}/*"],  # the folder, asked with or without "/"
+                    # the folder, asked with or without "/" (Storybook's pages are queries)
+                    include=[folder, f"{folder}/*", f"{folder}?*"],
                 )
             done = run(lore, job.id, f"{method} of {app}")
             reached, ranked = score_docs(lore, urls, pages)
@@ -1825,6 +1889,8 @@ def main() -> None:
             homes["docus"] = docus_site(root, work, pages)
         if "jsdoc" in apps:
             homes["jsdoc"] = jsdoc_site(root, work, pages)
+        if "storybook" in apps:
+            homes["storybook"] = storybook_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
