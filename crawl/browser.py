@@ -51,11 +51,26 @@ GO_ON = "<!doctype html><script>location.replace({})</script>"
 # dumi's, while its route's script runs).
 BUSY = """() => [...document.querySelectorAll('[aria-busy=true]')]
   .some((el) => el.getClientRects().length > 0)"""
-# The body of a same-origin frame's document, or null (JavaScript, for the page scripts).
+# The body of a same-origin frame's document, or null: not a frame, not loaded, or another
+# origin's, which cannot be read (JavaScript, for the page scripts).
 FRAME_BODY = r"""const frameBody = (el) => {
   if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return null;
   try { const doc = el.contentDocument; return doc && doc.body; } catch (e) { return null; }
 };"""
+# The documents of a page's same-origin frames, and of the frames within them (with
+# `frameBody`).
+FRAME_DOCS = (
+    FRAME_BODY
+    + r"""
+const frameDocs = (doc = document) => {
+  const out = [];
+  for (const f of doc.querySelectorAll('iframe, frame')) {
+    const body = frameBody(f);
+    if (body) out.push(body.ownerDocument, ...frameDocs(body.ownerDocument));
+  }
+  return out;
+};"""
+)
 # Whether a page is still drawing: busy, or no text yet in its body or the shadow roots under
 # it (an app's empty shell; a web component draws into its shadow root, which the body's text
 # leaves out: Kong's spec renderer, RapiDoc), or no words yet but a skeleton's, hidden from

@@ -3,7 +3,7 @@
 
 import json
 
-from crawl.browser import BUSY, COLLAPSED_CLASS, FRAME_BODY
+from crawl.browser import BUSY, COLLAPSED_CLASS, FRAME_DOCS
 
 # Installed before any page script: the time of the last DOM mutation, for "DOM quiet".
 WATCH_MUTATIONS = """
@@ -36,20 +36,18 @@ WATCH_MUTATIONS = """
 # How long the DOM has not changed; 0 while the page says it is busy (a route's loading
 # skeleton, marked `aria-busy`, stays put while its script runs).
 QUIET_FOR_MS = (
-    """() => {
+    (
+        """() => {
+  FRAME_DOCS
   if ((BUSY)()) return 0;
   // A same-origin frame's own watch (the script runs in every frame), in its own clock.
-  const quiet = (w) => w.__loreLastMutation === undefined ? Infinity : w.performance.now() - w.__loreLastMutation;
-  const windows = (w) => {
-    const out = [w];
-    for (let i = 0; i < w.frames.length; i++) {
-      try { if (w.frames[i].document) out.push(...windows(w.frames[i])); } catch (e) { /* another origin's */ }
-    }
-    return out;
-  };
-  return Math.min(performance.now() - (window.__loreLastMutation || 0), ...windows(window).slice(1).map(quiet));
+  const quiet = (w) => !w || w.__loreLastMutation === undefined ? Infinity : w.performance.now() - w.__loreLastMutation;
+  return Math.min(performance.now() - (window.__loreLastMutation || 0), ...frameDocs().map((d) => quiet(d.defaultView)));
 }"""
-).replace("BUSY", BUSY)
+    )
+    .replace("BUSY", BUSY)
+    .replace("FRAME_DOCS", FRAME_DOCS)
+)
 # The HTTP status the document on screen was answered with (0 where the browser does not say).
 DOCUMENT_STATUS = "() => (performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0"
 # An app's own "page not found" view, drawn for a route it has no page for (the server answered
@@ -93,20 +91,11 @@ const deepAll = (sel) => {
   visit(document);
   return out;
 };
-// The body of a same-origin frame's document (Storybook draws each page in an `iframe` beside
-// its sidebar), or null: not a frame, not loaded, or another origin's, which cannot be read.
+// Same-origin frames, read as the page's (Storybook draws each page in an `iframe` beside its
+// sidebar).
 """
-    + FRAME_BODY
+    + FRAME_DOCS
     + r"""
-// The documents of the page's same-origin frames, and of the frames within them.
-const frameDocs = (doc = document) => {
-  const out = [];
-  for (const f of doc.querySelectorAll('iframe, frame')) {
-    const body = frameBody(f);
-    if (body) out.push(body.ownerDocument, ...frameDocs(body.ownerDocument));
-  }
-  return out;
-};
 // The marks the capture sets on a page before a snapshot (MARK_HIDDEN), taken off again.
 const MARKS = ['data-lore-hidden', 'data-lore-apart', 'data-lore-title', 'data-lore-titled', 'data-lore-column'];
 const clearMarks = () => {
