@@ -73,14 +73,13 @@ const frameDocs = (doc = document) => {
 )
 # Whether a page is still drawing: busy, or no text yet in its body or the shadow roots under
 # it (an app's empty shell; a web component draws into its shadow root, which the body's text
-# leaves out: Kong's spec renderer, RapiDoc), or no words yet but a skeleton's, hidden from
-# screen readers, in a same-origin frame it shows, loaded from an address (Storybook's
-# preview, which draws a page only once the sidebar's app tells it which, a placeholder table
-# until then). Its scripts may run on well after its last request ends, on a busy machine.
+# leaves out: Kong's spec renderer, RapiDoc), or a same-origin frame it shows, loaded from an
+# address, still loading its document or with no words yet but a skeleton's, hidden from screen
+# readers (Storybook's preview, created once the sidebar's app has started, draws a page only
+# once that app tells it which, a placeholder table until then). Its scripts may run on well
+# after its last request ends, on a busy machine.
 DRAWING = (
-    (
-        """() => {
-  FRAME_BODY
+    """() => {
   const texted = (root) => !!(root.innerText ?? root.textContent ?? '').trim()
     || [...root.querySelectorAll('*')].some((el) => el.shadowRoot && texted(el.shadowRoot));
   const shown = (f) => {
@@ -92,14 +91,13 @@ DRAWING = (
       && !t.parentElement.closest('[aria-hidden=true]')
       ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP,
   }).nextNode();
+  // Another origin's frame has no document to read (null).
+  const drawing = (doc) => doc && (doc.readyState === 'loading' || (doc.body && !spoken(doc.body)));
   const frames = [...document.querySelectorAll('iframe[src], frame[src]')].filter(shown);
   return (BUSY)() || !document.body || !texted(document.body)
-    || frames.map(frameBody).some((body) => body && !spoken(body));
+    || frames.some((f) => drawing(f.contentDocument));
 }"""
-    )
-    .replace("BUSY", BUSY)
-    .replace("FRAME_BODY", FRAME_BODY)
-)
+).replace("BUSY", BUSY)
 # The DOM as HTML with open shadow roots flattened into their hosts (a slot shows what is
 # assigned to it) and each same-origin frame's body in its frame's place, a `div` with the
 # frame's attributes: what the person sees of the page, where Storybook draws each page in a

@@ -281,6 +281,55 @@ def test_a_page_is_drawing_while_it_says_it_is_busy_or_shows_no_text(
     assert asyncio.run(read()) is drawing
 
 
+FRAMED = "<p>Dials and their ranges.</p><iframe src='/preview' style='STYLE'></iframe>"
+PLACEHOLDER = b"<table aria-hidden='true'><tr><td>propertyName</td></tr></table>"
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    ("preview", "style", "drawing"),
+    [
+        (b"<head><script src='/slow.js'></script></head><body><p>Drawn.</p></body>", "", True),
+        (PLACEHOLDER, "", True),
+        (PLACEHOLDER + b"<p>Dials show one number against its range.</p>", "", False),
+        (
+            b"<head><script src='/slow.js'></script></head><body><p>Drawn.</p></body>",
+            "width: 1px",
+            False,
+        ),
+    ],
+    ids=["frame-loading", "frame-placeholder", "frame-drawn", "hidden-frame-loading"],
+)
+def test_a_page_is_drawing_while_a_frame_it_shows_is(
+    site: Site, preview: bytes, style: str, drawing: bool
+) -> None:
+    """Storybook's preview frame was read while its document was still loading (its body not
+    yet parsed) or showing a placeholder: the page was stored without its words."""
+    site.pages["/framed"] = Page(FRAMED.replace("STYLE", style).encode())
+    site.pages["/preview"] = Page(b"<html>" + preview + b"</html>")
+    site.pages["/slow.js"] = Page(b"// late", content_type="text/javascript", delay_s=3.0)
+
+    async def read() -> object:
+        from playwright.async_api import async_playwright
+
+        # Not lore's browser, which reaches no network of its own: this one loads the site.
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=BrowserOptions().executable_path, args=["--no-sandbox"]
+            )
+            page = await browser.new_page()
+            await page.goto(site.url("/framed"), wait_until="domcontentloaded")
+            # The frame's own document, not the empty one it starts with.
+            await page.wait_for_function(
+                "() => document.querySelector('iframe').contentDocument.URL.endsWith('/preview')"
+            )
+            drawn = await page.evaluate(DRAWING)
+            await browser.close()
+            return drawn
+
+    assert asyncio.run(read()) is drawing
+
+
 @needs_chromium
 def test_a_page_that_never_finishes_loading_fails_with_a_reason(site: Site, tmp_path: Path) -> None:
     site.pages["/slow"] = Page(SHELL)
