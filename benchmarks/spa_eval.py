@@ -16,7 +16,7 @@ page's URL (target 100 %).
 
 Also counted: chunks superseded by actions that collapse, hide, close or copy (target 0).
 
-Forty-one more apps, not run by default, check that what was tuned on the six holds on apps
+Forty-two more apps, not run by default, check that what was tuned on the six holds on apps
 lore was not tuned on: Redoc, openapi-explorer, Kong's spec renderer and OpenAPI UI (API
 references over the same specs; Kong's shows each response code through a select drawn as a
 button, OpenAPI UI each operation on a route of its own, reached from sidebar entries that are
@@ -53,8 +53,11 @@ Fumadocs build (Next.js exported static, the sidebar's folders shut until opened
 build (Nuxt 4 and Nuxt Content exported static, its home a landing page with no sidebar) and a
 JSDoc build with Docdash (the pages its tutorials, beside an API) and a Storybook build (the
 pages MDX documentation pages, each drawn in a same-origin frame beside the sidebar, the
-sidebar's address `?path=/docs/<id>` naming it); the builds group the pages in sidebar
-categories, collapsed until clicked where the theme can.
+sidebar's address `?path=/docs/<id>` naming it) and a TiddlyWiki (one HTML file, each page a
+Markdown tiddler listed in a sidebar tab, "Contents", beside the wiki's own tabs, opened in
+place by a link to `#<title>` while the address stays the file's: a page's sentence is looked
+for under that address); the builds group the pages in sidebar categories, collapsed until
+clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -76,6 +79,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import yaml
 from _common import DATA, serve_directory
@@ -218,6 +222,10 @@ PACKAGES = {
     # (`?path=/docs/<id>`).
     "storybook": "storybook@10.6.9 @storybook/react-vite@10.6.9 @storybook/addon-docs@10.6.9 "
     "react@19.2.0 react-dom@19.2.0 vite@7.3.8",
+    # TiddlyWiki 5, a wiki in one HTML file: each page a tiddler, opened into a "story river"
+    # beside the ones already open by links to `#<title>` (no slash), the one an address's
+    # fragment names opened alone when the file loads; its Markdown plugin reads the pages.
+    "tiddlywiki": "tiddlywiki@5.4.1",
 }
 API_APPS = (
     "swagger-ui",
@@ -269,6 +277,7 @@ DOC_APPS = (
     "docus",
     "jsdoc",
     "storybook",
+    "tiddlywiki",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1092,6 +1101,49 @@ def storybook_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return f"/sites/storybook/?path=/docs/{storybook_id(storybook_titles(pages)[0])}"
 
 
+def tiddlywiki_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A TiddlyWiki of the pages as Markdown tiddlers, saved as one file
+    (`/sites/tiddlywiki/index.html`, each page at `#<title>`): the first page opened at the
+    start, the others tagged "Packages" and listed in a sidebar tab of their own, "Contents",
+    shown first, as wikis that are sites of documentation list their pages."""
+    modules = npm(PACKAGES["tiddlywiki"], CACHE.parent / "spa-tiddlywiki")
+    program = str(modules / "tiddlywiki" / "tiddlywiki.js")
+    project = work / "tiddlywiki"
+    build("tiddlywiki", [program, str(project), "--init", "empty"], work)
+    info = json.loads((project / "tiddlywiki.info").read_text())
+    info["plugins"] = [*info.get("plugins", []), "tiddlywiki/markdown"]
+    (project / "tiddlywiki.info").write_text(json.dumps(info))
+    tiddlers = project / "tiddlers"
+    tiddlers.mkdir(exist_ok=True)
+
+    def tiddler(name: str, fields: dict[str, str], text: str) -> None:
+        head = "".join(f"{key}: {value}\n" for key, value in fields.items())
+        # no newline after the text: TiddlyWiki keeps it (a configuration's value with it
+        # names no tiddler)
+        (tiddlers / f"{name}.tid").write_text(f"{head}\n{text}")
+
+    for n, page in enumerate(pages):
+        fields = {"title": page["title"], "type": "text/markdown"}
+        tiddler(f"page-{n}", fields | ({"tags": "Packages"} if n else {}), page["markdown"])
+    tiddler("default", {"title": "$:/DefaultTiddlers"}, f"[[{pages[0]['title']}]]")
+    tiddler("site-title", {"title": "$:/SiteTitle"}, "Docs")
+    tiddler(
+        "contents",
+        {
+            "title": "$:/lore/Contents",
+            "caption": "Contents",
+            "tags": "$:/tags/SideBar",
+            "list-before": "$:/core/ui/SideBar/Open",
+        },
+        '<<list-links filter:"[tag[Packages]]">>',
+    )
+    tiddler("sidebar-tab", {"title": "$:/config/DefaultSidebarTab"}, "$:/lore/Contents")
+    output = root / "sites" / "tiddlywiki"
+    command = [program, str(project), "--output", str(output), "--render", "$:/core/save/all"]
+    build("tiddlywiki", [*command, "index.html", "text/plain"], work)
+    return "/sites/tiddlywiki/index.html"
+
+
 # Docus extends the project; payloads are not extracted, as Nuxt 4.4 fails to prerender the home
 # page with them (its payload cache refuses the key "/"); no robots.txt under a base URL.
 DOCUS = """export default defineNuxtConfig({ extends: ['docus'], robots: { robotsTxt: false },
@@ -1717,6 +1769,10 @@ def docusaurus_openapi_sites(root: Path, data: Path, names: list[str]) -> list[s
 
 
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
+    if app == "tiddlywiki":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}{home}#{quote(p['title'], safe='')}") for p in pages[1:]
+        ]
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]
@@ -1891,6 +1947,8 @@ def main() -> None:
             homes["jsdoc"] = jsdoc_site(root, work, pages)
         if "storybook" in apps:
             homes["storybook"] = storybook_site(root, work, pages)
+        if "tiddlywiki" in apps:
+            homes["tiddlywiki"] = tiddlywiki_site(root, work, pages)
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
