@@ -79,6 +79,8 @@ IN_ROUTE = frozenset({"tab", "details", "expander", "dropdown", "option"})
 NAV_PAGES = frozenset({"nav_link", "list_item"})
 # Links to pages: what a route's own navigation is followed by (see `_page_in_route`).
 PAGE_LINKS = frozenset({"route", "nav_link"})
+# What in a tab panel is followed before another tab replaces the panel: its pages.
+PANEL_PAGES = PAGE_LINKS | {"entry", "list_item"}
 # A route's view is the page itself when it shows again this share of the page's texts and
 # lost no more than KEPT_LOST of them (a highlight moved; a page whose short main content was
 # replaced beside a long sidebar lost more).
@@ -114,6 +116,14 @@ class Candidate:
     open: bool = False  # a summary whose details are open: a click only folds them
     selected: bool = False  # aria-selected: a tab whose panel is on screen already
     form: bool = False  # inside a form: it fills in a request (an API playground's sections)
+    panel: str = ""  # the tab panel it sits in
+    controls: str = ""  # tab: the panel it switches
+
+    @property
+    def view_link(self) -> bool:
+        """A link to `#name` where no element has that id: not an in-page anchor (those are
+        `anchor`) but a view the page's script draws (TiddlyWiki opens the page so named)."""
+        return len(self.href) > 1 and self.href.startswith("#") and self.pattern != "route"
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -298,9 +308,15 @@ class DeterministicPolicy:
     actions they took the places of the operation's responses (Fumadocs' OpenAPI pages)."""
 
     async def choose(self, candidates: list[Candidate], steps: list[Step]) -> Candidate | None:
+        # A tab panel's links to pages are followed before another tab hides them (TiddlyWiki's
+        # sidebar tabs: Contents, Open, Recent, ...).
+        busy = {c.panel for c in candidates if c.panel and c.pattern in PANEL_PAGES}
+
         def rank(pair: tuple[int, Candidate]) -> tuple[bool, int, int]:
             n, c = pair
             priority = PRIORITY.get(c.pattern, 9)
+            if c.pattern == "tab" and c.controls in busy:
+                priority = PRIORITY["list_item"] + 1  # after the panel's pages, whatever kind
             return (priority > 0 and c.form, priority, n)
 
         ranked = sorted(enumerate(candidates), key=rank)
@@ -486,7 +502,11 @@ class Explorer:
                 or c.key in self._blocked
             ):
                 continue
-            if c.pattern in ("route", "nav_link", "entry") and _route(c.url) in self._routes_seen:
+            if (
+                c.pattern in ("route", "nav_link", "entry")
+                and not c.view_link
+                and _route(c.url) in self._routes_seen
+            ):
                 continue
             if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue

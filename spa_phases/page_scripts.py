@@ -517,6 +517,18 @@ SCAN = (
   };
   // `#install` where an element has that id: it only scrolls (`#` alone is a script's link).
   const inPageAnchor = (href) => { try { return href.length > 1 && href[0] === '#' && !!document.getElementById(decodeURIComponent(href.slice(1))); } catch (e) { return false; } };
+  // A tab's panel drawn inside its tablist (TiddlyWiki's): what is in it is the panel's, not a tab.
+  const inPanel = (el) => { const panel = el.closest('[role=tabpanel]'); const list = el.closest('[role=tablist]'); return !!panel && !!list && list.contains(panel); };
+  // The panel a tab switches: the one it names, else the shown panel inside or beside its tablist.
+  const panelOfTab = (el) => {
+    const named = (el.getAttribute('aria-controls') || '').split(' ')[0];
+    const byId = named && document.getElementById(named);
+    if (byId) return byId;
+    const list = el.closest('[role=tablist]');
+    if (!list) return null;
+    const near = [...list.querySelectorAll('[role=tabpanel]'), ...Array.from(list.parentElement ? list.parentElement.children : []).filter(c => c.matches('[role=tabpanel]'))];
+    return near.find(visible) || null;
+  };
   const sameOrigin = (el) => { try { return new URL(el.href).origin === location.origin; } catch (e) { return false; } };
   const clean = (t, n) => (t || '').replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, n);
   // Text with a space between elements' texts ("Red shoe $40.99 Add to cart"), without the
@@ -685,7 +697,7 @@ SCAN = (
     const aria = el.getAttribute('aria-label') || '';
     if (el.matches('input[type=submit], input[type=image]')) pattern = 'submit';
     else if (inCookie && ACCEPT.test(text)) pattern = 'cookie_dismiss';
-    else if (role === 'tab' || el.closest('[role=tablist]')) pattern = 'tab';
+    else if (role === 'tab' || (el.closest('[role=tablist]') && !inPanel(el))) pattern = 'tab';
     else if (el.tagName === 'SUMMARY') pattern = 'details';
     else if (href && ROUTE.test(href)) pattern = href.replace(/^#!?\/?/, '') ? 'route' : 'link';
     else if (/^(next|next page|›|»|>|older|next ›|next »|next →)$/i.test(text) || el.getAttribute('rel') === 'next' || /\bnext\b/i.test(aria)) pattern = 'pagination';
@@ -714,6 +726,9 @@ SCAN = (
       open: el.tagName === 'SUMMARY' && !!el.parentElement && el.parentElement.hasAttribute('open'),
       selected: el.getAttribute('aria-selected') === 'true',
       container: container ? selectorOf(container) : '',
+      // the tab panel it sits in, and the one a tab switches (its links are followed first)
+      panel: el.closest('[role=tabpanel]') ? selectorOf(el.closest('[role=tabpanel]')) : '',
+      controls: pattern === 'tab' && panelOfTab(el) ? selectorOf(panelOfTab(el)) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),
       context: repeated ? contextOf(repeated) : -1,

@@ -1779,3 +1779,73 @@ def test_what_a_same_origin_frame_shows_is_its_page_s_text(
         assert "No Preview" not in own and "short description" not in own, own
         top = resolve(client, url, sentence, k=3)
         assert any(sentence in c["text"] for c in top), (page, top)
+
+
+WIKI_PAGES = {
+    "Gauges": "A gauge redraws its arc each time the sampled value changes.",
+    "Sparklines": "A sparkline keeps the last ninety samples of a metric in memory.",
+    "Heatmaps": "A heatmap buckets its samples into squares of five minutes each.",
+    "Alerts": "An alert fires once a metric stays above its threshold for a minute.",
+}
+# As TiddlyWiki draws itself: a sidebar whose tab set (role=tablist) holds its buttons and the
+# shown panel alike; the Contents panel lists the pages as links to `#<title>`, which name no
+# element: the wiki's script opens the page so titled above the others, the address unchanged.
+# The other tabs replace the panel.
+WIKI = Page(
+    (
+        """<html><head><title>Dashboard wiki</title></head><body>
+<main class="story"><section><h2>Welcome</h2><p>This wiki documents dashboard widgets.</p>
+</section></main>
+<div class="wiki-sidebar"><div class="tab-set" role="tablist"><div class="tab-buttons">
+<button role="tab" aria-selected="true" data-tab="contents">Contents</button>
+<button role="tab" aria-selected="false" data-tab="recent">Recent</button>
+<button role="tab" aria-selected="false" data-tab="tools">Tools</button></div>
+<div class="tab-content" role="tabpanel"></div></div></div>
+<script>
+const pages = """
+        + json.dumps(WIKI_PAGES)
+        + """;
+const panels = {
+  contents: '<ul>' + Object.keys(pages).map((t) => `<li><a href="#${t}">${t}</a></li>`).join('')
+    + '</ul>',
+  recent: '<p>Recently changed: nothing this week.</p>',
+  tools: '<p>Tools: import, export and the control panel.</p>',
+};
+const panel = document.querySelector('[role=tabpanel]');
+const show = (tab) => {
+  panel.innerHTML = panels[tab];
+  document.querySelectorAll('[role=tab]').forEach((b) =>
+    b.setAttribute('aria-selected', String(b.dataset.tab === tab)));
+};
+show('contents');
+document.addEventListener('click', (e) => {
+  const tab = e.target.closest('[role=tab]');
+  if (tab) return show(tab.dataset.tab);
+  const a = e.target.closest('a[href^="#"]');
+  if (!a) return;
+  e.preventDefault();
+  const title = decodeURIComponent(a.getAttribute('href').slice(1));
+  document.querySelector('.story').insertAdjacentHTML('afterbegin',
+    `<section><h2>${title}</h2><p>${pages[title]}</p></section>`);
+});
+</script></body></html>"""
+    ).encode()
+)
+
+
+def test_a_tab_panel_s_links_to_views_by_name_are_each_followed(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """TiddlyWiki: of sixteen pages listed in its sidebar's Contents tab, lore stored one. The
+    links, inside the tab set's element, were taken for tabs; the sidebar's other tabs, clicked
+    first, hid them; and a link to `#<title>` was the page itself, already seen. Now what is in
+    a tab's panel is no tab, a panel's pages are followed before another tab replaces it, and a
+    link to a name no element has is a view to open."""
+    site.pages["/wiki"] = WIKI
+    client = make_client()
+    job = capture(client, site.url("/wiki"), maxActions=12)
+    assert job["status"] == "completed", job
+    own = " ".join(c["text"] for c in resolve(client, site.url("/wiki"), "", k=50))
+    for title, sentence in WIKI_PAGES.items():
+        assert sentence in own, (title, own)
+    assert "Recently changed" in own and "control panel" in own, own
