@@ -421,6 +421,12 @@ SCAN = (
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
+  // A menu of commands ("More actions", as a kebab button is titled) and sharing, printing or
+  // exporting what is shown: they act on it and show none of it (TiddlyWiki's "more" and
+  // "export tiddler" on each page opened). Not a link, a tab or navigation: those show pages.
+  const COMMANDS = /^(more (actions|options)|(share|print|export)\b.{0,40})$/i;
+  const commands = (el, text) => !el.matches('a[href], [role=tab]') && !inside(el).nav
+    && (COMMANDS.test(text) || COMMANDS.test(clean(el.getAttribute('title') || '', 80)));
   const SEARCH = /^(open )?search\b/i;
   const SHORTCUT = /[⌘⌃]|\bctrl\b|keyboard shortcut/i;
   const searchLauncher = (el, text) => SEARCH.test(text) && !el.matches('a[href], [role=tab]')
@@ -719,7 +725,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(clean(el.getAttribute('title') || '', 80)) || searchLauncher(el, text), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(clean(el.getAttribute('title') || '', 80)) || searchLauncher(el, text) || commands(el, text), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),
