@@ -502,11 +502,7 @@ class Explorer:
                 or c.key in self._blocked
             ):
                 continue
-            if (
-                c.pattern in ("route", "nav_link", "entry")
-                and not c.view_link
-                and _route(c.url) in self._routes_seen
-            ):
+            if c.pattern in ("route", "nav_link", "entry") and _seen_as(c) in self._routes_seen:
                 continue
             if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue
@@ -623,6 +619,8 @@ class Explorer:
         the page's address after a click the address followed or a link loaded another document
         (the state it returned to is no cycle)."""
         self._tried.add((choice.selector, choice.label))
+        if choice.view_link:  # opened once, from whichever list names it
+            self._routes_seen.add(_seen_as(choice))
         self._keys[choice.key] += 1
         if self._keys[choice.key] >= self.options.max_repeats:
             # The same action under new selectors (a control that re-renders itself): once
@@ -1077,6 +1075,12 @@ def _similarity(before: list[str], after: list[str]) -> float:
     a, b = Counter(before), Counter(after)
     union = sum((a | b).values())
     return sum((a & b).values()) / union if union else 1.0
+
+
+def _seen_as(c: Candidate) -> str:
+    """What a link leads to: its page (the page itself for an in-page anchor); for a link to a
+    view by name, its address with the name (the page's canonical URL drops it)."""
+    return c.url if c.view_link else _route(c.url)
 
 
 def _route(url: str) -> str:
