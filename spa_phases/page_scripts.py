@@ -418,15 +418,15 @@ SCAN = (
   // it, switch its theme, or open an assistant's chat (which answers from the page it is on);
   // by its name or its title (a theme picker named by its choice: "System", "Change theme").
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*)?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
-  // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
-  // dialog is an index of what the page and its routes hold. A link or a route named "Search"
-  // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
   // A menu of commands ("More actions", as a kebab button is titled) and sharing, printing or
   // exporting what is shown: they act on it and show none of it (TiddlyWiki's "more" and
   // "export tiddler" on each page opened). Not a link, a tab or navigation: those show pages.
   const COMMANDS = /^(more (actions|options)|(share|print|export)\b.{0,40})$/i;
   const commands = (el, text) => !el.matches('a[href], [role=tab]') && !inside(el).nav
     && (COMMANDS.test(text) || COMMANDS.test(clean(el.getAttribute('title') || '', 80)));
+  // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
+  // dialog is an index of what the page and its routes hold. A link or a route named "Search"
+  // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
   const SEARCH = /^(open )?search\b/i;
   const SHORTCUT = /[⌘⌃]|\bctrl\b|keyboard shortcut/i;
   const searchLauncher = (el, text) => SEARCH.test(text) && !el.matches('a[href], [role=tab]')
