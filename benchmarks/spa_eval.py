@@ -79,7 +79,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import yaml
 from _common import DATA, serve_directory
@@ -1770,9 +1769,8 @@ def docusaurus_openapi_sites(root: Path, data: Path, names: list[str]) -> list[s
 
 def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> list[str]:
     if app == "tiddlywiki":
-        return [canonicalize(base + home)] + [
-            canonicalize(f"{base}{home}#{quote(p['title'], safe='')}") for p in pages[1:]
-        ]
+        # Each page at `#<title>`, a fragment that routes nothing: every page is the file's.
+        return [canonicalize(base + home)] * len(pages)
     if app in ("docute", "docsify"):
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}{home}#/{p['slug']}") for p in pages[1:]

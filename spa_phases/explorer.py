@@ -121,9 +121,10 @@ class Candidate:
 
     @property
     def view_link(self) -> bool:
-        """A link to `#name` where no element has that id: not an in-page anchor (those are
-        `anchor`) but a view the page's script draws (TiddlyWiki opens the page so named)."""
-        return len(self.href) > 1 and self.href.startswith("#") and self.pattern != "route"
+        """A navigation link to `#name` where no element has that id: not an in-page anchor
+        (those are `anchor`) but a view the page's script draws (TiddlyWiki opens the page so
+        named)."""
+        return self.pattern == "nav_link" and len(self.href) > 1 and self.href.startswith("#")
 
     @property
     def key(self) -> tuple[str, str, str, str]:

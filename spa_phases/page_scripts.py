@@ -422,8 +422,8 @@ SCAN = (
   // exporting what is shown: they act on it and show none of it (TiddlyWiki's "more" and
   // "export tiddler" on each page opened). Not a link, a tab or navigation: those show pages.
   const COMMANDS = /^(more (actions|options)|(share|print|export)\b.{0,40})$/i;
-  const commands = (el, text) => !el.matches('a[href], [role=tab]') && !inside(el).nav
-    && (COMMANDS.test(text) || COMMANDS.test(clean(el.getAttribute('title') || '', 80)));
+  const commands = (el, text, title) => !el.matches('a[href], [role=tab]') && !inside(el).nav
+    && (COMMANDS.test(text) || COMMANDS.test(title));
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
@@ -524,7 +524,14 @@ SCAN = (
   // `#install` where an element has that id: it only scrolls (`#` alone is a script's link).
   const inPageAnchor = (href) => { try { return href.length > 1 && href[0] === '#' && !!document.getElementById(decodeURIComponent(href.slice(1))); } catch (e) { return false; } };
   // A tab's panel drawn inside its tablist (TiddlyWiki's): what is in it is the panel's, not a tab.
-  const inPanel = (el) => { const panel = el.closest('[role=tabpanel]'); const list = el.closest('[role=tablist]'); return !!panel && !!list && list.contains(panel); };
+  const inPanel = (panel, list) => !!panel && list.contains(panel);
+  // A panel's selector, worked out once for all the controls inside it.
+  const panelSelectors = new Map();
+  const panelSelector = (panel) => {
+    if (!panel) return '';
+    if (!panelSelectors.has(panel)) panelSelectors.set(panel, selectorOf(panel));
+    return panelSelectors.get(panel);
+  };
   // The panel a tab switches: the one it names, else the shown panel inside or beside its tablist.
   const panelOfTab = (el) => {
     const named = (el.getAttribute('aria-controls') || '').split(' ')[0];
@@ -701,9 +708,12 @@ SCAN = (
     const itemSiblings = item ? sameSiblings(item) : 0;
     const inNav = at.nav;
     const aria = el.getAttribute('aria-label') || '';
+    const title = clean(el.getAttribute('title') || '', 80);
+    const tabPanel = el.closest('[role=tabpanel]');
+    const tabList = el.closest('[role=tablist]');
     if (el.matches('input[type=submit], input[type=image]')) pattern = 'submit';
     else if (inCookie && ACCEPT.test(text)) pattern = 'cookie_dismiss';
-    else if (role === 'tab' || (el.closest('[role=tablist]') && !inPanel(el))) pattern = 'tab';
+    else if (role === 'tab' || (tabList && !inPanel(tabPanel, tabList))) pattern = 'tab';
     else if (el.tagName === 'SUMMARY') pattern = 'details';
     else if (href && ROUTE.test(href)) pattern = href.replace(/^#!?\/?/, '') ? 'route' : 'link';
     else if (/^(next|next page|›|»|>|older|next ›|next »|next →)$/i.test(text) || el.getAttribute('rel') === 'next' || /\bnext\b/i.test(aria)) pattern = 'pagination';
@@ -725,7 +735,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(clean(el.getAttribute('title') || '', 80)) || searchLauncher(el, text) || commands(el, text), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(title) || searchLauncher(el, text) || commands(el, text, title), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),
@@ -733,8 +743,8 @@ SCAN = (
       selected: el.getAttribute('aria-selected') === 'true',
       container: container ? selectorOf(container) : '',
       // the tab panel it sits in, and the one a tab switches (its links are followed first)
-      panel: el.closest('[role=tabpanel]') ? selectorOf(el.closest('[role=tabpanel]')) : '',
-      controls: pattern === 'tab' && panelOfTab(el) ? selectorOf(panelOfTab(el)) : '',
+      panel: panelSelector(tabPanel),
+      controls: pattern === 'tab' ? panelSelector(panelOfTab(el)) : '',
       url: href ? el.href : '',
       region: regionOf(el), top: top(el), order: order.get(el),
       context: repeated ? contextOf(repeated) : -1,
