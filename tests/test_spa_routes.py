@@ -124,7 +124,8 @@ def test_a_hash_routed_app_stores_each_route_as_a_page(
         top = resolve(client, url, sentence, k=3)
         assert any(sentence in c["text"] and c["url"] == url for c in top), (path, top)
     assert "/api/nav-hidden" not in site.requests  # it hides the navigation: not clicked
-    assert job["counts"]["superseded"] == 0  # "Copy" -> "Copied" supersedes nothing
+    assert job["counts"]["superseded"] == 0
+    assert "Copy" not in [step["label"] for step in model(client, site)["steps"]]  # shows nothing
     served = " ".join(c["text"] for c in resolve(client, site.url("/docs"), "usage", k=20))
     assert "There is no such page" not in served  # heading anchors were not followed
     understanding = model(client, site)["understanding"]
@@ -369,6 +370,7 @@ def _operation(n: int, op: tuple[str, str, str, str]) -> str:
         '<div class="sample"><div role="tablist"><button role="tab">Shell Curl</button>'
         '<button role="tab">Python requests</button><button role="tab">Node.js fetch</button>'
         f"</div><pre>curl https://api.test{title.split()[1]}</pre></div>"
+        f'<button class="try">{("Test Request", "Try it")[n % 2]}</button>'
         f'<div style="height: 700px"></div></div>'
     )
 
@@ -391,6 +393,13 @@ document.querySelectorAll('.operation').forEach((op, n) => {
 });
 document.querySelectorAll('.sample [role=tab]').forEach((tab) => tab.addEventListener('click',
   () => { tab.closest('.sample').querySelector('pre').textContent = '# ' + tab.textContent; }));
+// an API playground: it opens a form for a request and sends it at once
+document.querySelectorAll('.try').forEach((b) => b.addEventListener('click', () => {
+  const title = b.closest('.operation').querySelector('h3').textContent;
+  b.insertAdjacentHTML('afterend', `<div role="dialog"><h2>Request builder: ${title}</h2>`
+    + '<label>Server <input></label><label>Headers <input></label></div>');
+  fetch('/sent' + title.split(' ')[1]);
+}));
 document.querySelector('.ai').addEventListener('click', () => {
   document.body.insertAdjacentHTML('afterbegin', '<div><h2>How can I help?</h2></div>');
 });
@@ -435,6 +444,13 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     )
     listed = resolve(client, url, "Operation: every widget", k=8)
     assert not any("every widget" in c["text"] for c in listed), listed
+    # nor an API playground's launcher: it sends requests to the API, and its form of fields
+    # to fill in is no documentation (Scalar's "Test Request" took eight of forty-four actions
+    # and pushed an operation's description out of the top 8 for its name)
+    assert not {"Test Request", "Try it"} & set(labels), labels
+    assert not [path for path in site.requests if path.startswith("/sent")], site.requests
+    built = resolve(client, url, "Request builder", k=8)
+    assert not any("Request builder" in c["text"] for c in built), built
 
 
 GUIDES = [
