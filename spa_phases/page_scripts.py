@@ -419,13 +419,17 @@ SCAN = (
   // by its name or its title (a theme picker named by its choice: "System", "Change theme").
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*)?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A menu of commands ("More actions", as a kebab button is titled) and sharing, printing or
-  // exporting what is shown: they act on it and show none of it (TiddlyWiki's "more" and
-  // "export tiddler" on each page opened); nor does copying it ("Copy", "Copied" after).
-  // An API playground's launcher ("Try it out", "Test Request") sends requests to the API, or
-  // opens a form of fields to fill in for one. Not a link, a tab or navigation: those show pages.
-  const COMMANDS = /^(more (actions|options)|(share|print|export|copy|copied|try( it)?( out| now)?|test (request|it)|run in postman)\b.{0,40})$/i;
+  // exporting or downloading what is shown: they act on it and show none of it (TiddlyWiki's
+  // "more" and "export tiddler" on each page opened); nor does copying it ("Copy", "Copied"
+  // after, "JSON Copy" beside a code block's language, not a disclosure: "Get a copy" opens an
+  // answer). An API playground's launcher ("Try it out", "Test Request") sends requests to the
+  // API, or opens a form of fields to fill in for one. Not a link, a tab or navigation: those
+  // show pages.
+  const COMMANDS = /^(more (actions|options)|(share|print|export|download|copy|copied|try( it)?( out| now)?|test (request|it)|run in postman)\b.{0,40})$/i;
+  const COPY = /^.{0,40}\b(copy|copied)!?$/i;
   const commands = (el, text, title) => !el.matches('a[href], [role=tab]') && !inside(el).nav
-    && (COMMANDS.test(text) || COMMANDS.test(title));
+    && (COMMANDS.test(text) || COMMANDS.test(title)
+      || (COPY.test(text) && !el.matches('[aria-expanded], summary')));
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.

@@ -380,6 +380,9 @@ API = Page(
         "<html><head><title>Widget API</title></head><body><h1>Widget API</h1>"
         '<button class="collapse">Collapse all</button><button class="ai">Ask AI</button>'
         '<button class="find">Search <kbd>⌘K</kbd></button>'
+        '<button class="get">Download OpenAPI Document</button><pre>{"version": 2}</pre>'
+        '<button class="get">JSON <span>Copy</span></button>'
+        '<button class="faq" aria-expanded="false">How do I get a copy</button><div></div>'
         + "".join(_operation(n, op) for n, op in enumerate(OPERATIONS))
         + """<script>
 const answers = """
@@ -400,6 +403,13 @@ document.querySelectorAll('.try').forEach((b) => b.addEventListener('click', () 
     + '<label>Server <input></label><label>Headers <input></label></div>');
   fetch('/sent' + title.split(' ')[1]);
 }));
+document.querySelectorAll('.get').forEach((b) => b.addEventListener('click', () => {
+  b.insertAdjacentHTML('afterend', '<span>Downloaded widgets.json</span>');
+}));
+document.querySelector('.faq').addEventListener('click', (e) => {
+  e.target.setAttribute('aria-expanded', 'true');
+  e.target.nextElementSibling.textContent = 'Ask the widget desk for an export of your account.';
+});
 document.querySelector('.ai').addEventListener('click', () => {
   document.body.insertAdjacentHTML('afterbegin', '<div><h2>How can I help?</h2></div>');
 });
@@ -448,6 +458,10 @@ def test_equal_controls_in_each_operation_are_opened_and_collapsing_supersedes_n
     # to fill in is no documentation (Scalar's "Test Request" took eight of forty-four actions
     # and pushed an operation's description out of the top 8 for its name)
     assert not {"Test Request", "Try it"} & set(labels), labels
+    # downloading or copying shows nothing either; a question about a copy is answered
+    assert not {"Download OpenAPI Document", "JSON Copy"} & set(labels), labels
+    answer = resolve(client, url, "How do I get a copy", k=8)
+    assert any("widget desk" in c["text"] for c in answer), answer
     assert not [path for path in site.requests if path.startswith("/sent")], site.requests
     built = resolve(client, url, "Request builder", k=8)
     assert not any("Request builder" in c["text"] for c in built), built
