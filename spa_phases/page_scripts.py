@@ -419,17 +419,20 @@ SCAN = (
   // by its name or its title (a theme picker named by its choice: "System", "Change theme").
   const CHROME = /\b(hide|close|collapse|toggle|open)\b.{0,30}\b(nav|navigation|sidebar|side bar|menu|toc|table of contents|drawer)\b|^(menu|☰|skip to (main )?content|skip navigation|((toggle|switch|change)( to| between)? )?(the )?((dark|light|system|colou?r)( (and|or) (dark|light))? (mode|theme|scheme)|theme)( \(.*)?|ask ai|ask (the )?(ai|assistant)|ai assistant|(open )?chat( with (us|ai|the assistant))?)$/i;
   // A menu of commands ("More actions", as a kebab button is titled) and sharing, printing or
-  // exporting or downloading what is shown: they act on it and show none of it (TiddlyWiki's
-  // "more" and "export tiddler" on each page opened); nor does copying it ("Copy", "Copied"
-  // after, "JSON Copy" beside a code block's language, not a disclosure: "Get a copy" opens an
-  // answer). An API playground's launcher ("Try it out", "Test Request") sends requests to the
-  // API, or opens a form of fields to fill in for one. Not a link, a tab or navigation: those
-  // show pages.
-  const COMMANDS = /^(more (actions|options)|(share|print|export|download|copy|copied|try( it)?( out| now)?|test (request|it)|run in postman)\b.{0,40})$/i;
-  const COPY = /^.{0,40}\b(copy|copied)!?$/i;
-  const commands = (el, text, title) => !el.matches('a[href], [role=tab]') && !inside(el).nav
-    && (COMMANDS.test(text) || COMMANDS.test(title)
-      || (COPY.test(text) && !el.matches('[aria-expanded], summary')));
+  // exporting what is shown: they act on it and show none of it (TiddlyWiki's "more" and
+  // "export tiddler" on each page opened). Not a link, a tab or navigation: those show pages.
+  const COMMANDS = /^(more (actions|options)|(share|print|export)\b.{0,40})$/i;
+  // Nor do downloading it ("Download OpenAPI Document") and copying it ("Copy", "Copied" after,
+  // "JSON Copy" beside a code block's language); an API playground's launcher ("Try it out",
+  // "Test Request") sends requests to the API, or opens a form of fields to fill in for one.
+  // Named so, a disclosure or a list's item still shows something ("Try it yourself" opens a
+  // walkthrough, "Download and install" its steps): those are opened.
+  const ACTS = /^(try( it)?( out| now)?!?|test (request|it)( ?\(.{0,40}\))?|run in postman|download\b.{0,40}|copy( code| to clipboard| link)?|copied!?|[\w.+#-]{1,20} (copy|copied)!?)$/i;
+  // (a name said twice, shown and for screen readers, as Scalar's "JSON Copy JSON Copy", once)
+  const once = (t) => t.replace(/^(.+) \1$/, '$1');
+  const commands = (el, text, title, pattern) => !el.matches('a[href], [role=tab]')
+    && !inside(el).nav && (COMMANDS.test(text) || COMMANDS.test(title)
+      || ((ACTS.test(once(text)) || ACTS.test(title)) && pattern === 'button'));
   // A button that opens the site's search, named with its keyboard shortcut ("Search ⌘K"): its
   // dialog is an index of what the page and its routes hold. A link or a route named "Search"
   // is a page, and a group or tab named "search" (an API's tag) shows content: both are opened.
@@ -741,7 +744,7 @@ SCAN = (
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
       href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(title) || searchLauncher(el, text) || commands(el, text, title), variant: variantOf(el, text),
+      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(title) || searchLauncher(el, text) || commands(el, text, title, pattern), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),
