@@ -125,10 +125,11 @@ def test_a_hash_routed_app_stores_each_route_as_a_page(
         assert any(sentence in c["text"] and c["url"] == url for c in top), (path, top)
     assert "/api/nav-hidden" not in site.requests  # it hides the navigation: not clicked
     assert job["counts"]["superseded"] == 0
-    assert "Copy" not in [step["label"] for step in model(client, site)["steps"]]  # shows nothing
+    learned = model(client, site)
+    assert "Copy" not in [step["label"] for step in learned["steps"]]  # copying shows nothing
     served = " ".join(c["text"] for c in resolve(client, site.url("/docs"), "usage", k=20))
     assert "There is no such page" not in served  # heading anchors were not followed
-    understanding = model(client, site)["understanding"]
+    understanding = learned["understanding"]
     assert understanding["pageType"] == "routed_app"
     assert sorted(understanding["routes"]) == sorted(routes)
 
