@@ -439,18 +439,30 @@ class PhaseIngestor:
         return sum(len(ids) for ids in stale.values())
 
     def _supersede_opened(self, shown: list[Chunk], chunks: list[Chunk], keep: list[Chunk]) -> int:
-        """After a panel opened further: mark each chunk on screen before whose every word a
-        new chunk of its scope says again, with more. Scalar stored each operation with its
+        """After a panel opened further: mark each chunk on screen before whose every word the
+        new state of its scope says again, with more. Scalar stored each operation with its
         responses shut, then one open, then both: three near-copies that filled an agent's
-        top results. What the new state does not say again stays."""
+        top results. The new state may take more chunks than the old (a response opened
+        pushes the request sample into a chunk of its own): its words are the scope's, all
+        chunks together (and the headings they were cut at), and the new chunk sharing most
+        words with the old supersedes it.
+        What the new state does not say again stays."""
         stale: dict[str, list[str]] = defaultdict(list)
         hashes = {c.content_hash for c in chunks}
-        fuller = _by_scope(keep)
+        said: dict[str, set[str]] = defaultdict(set)  # the new state's words, by scope
+        for scope, alike in _by_scope(chunks).items():
+            for chunk, words in alike:  # a heading it was cut at is a word it says
+                said[scope] |= words | _words(" ".join(chunk.heading_path))
+        fresh = _by_scope(keep)
         for old in shown:
             if old.flag is not None or old.content_hash in hashes:
                 continue
-            if (fuller_one := _fuller(old, fuller)) is not None:
-                stale[fuller_one.id].append(old.id)
+            words = _words(old.text)
+            for scope in _members(old.scope or ""):
+                if words < said[scope] and (new := fresh.get(scope)):
+                    by = max(new, key=lambda pair: len(pair[1] & words))[0]
+                    stale[by.id].append(old.id)
+                    break
         return self._mark(stale)
 
 

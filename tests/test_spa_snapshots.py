@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from spa_phases import reads_like_instructions, regions
+from spa_phases.phases import Phase, Snapshot, SnapshotResult
 
 URL = "https://portal.acme.test/requests/42"
 
@@ -776,3 +777,58 @@ def test_a_section_that_holds_only_its_heading_is_not_stored(
     # A page that says nothing but its heading's words keeps them: they are all it says.
     only = post(client, "initial", "<html><body><h2>Pets API</h2><p>Pets API</p></body></html>")
     assert only["chunks"] == 1, only
+
+
+SPLIT = """<html><body><section id="op"><h2>GET /pets</h2>
+<p>Returns all pets from the system that the user has access to, fifty to a page.</p>
+<h3>Responses</h3><ul><li>200 pet response{schema}</li><li>default unexpected error</li></ul>
+<h3>Request Example</h3><pre><code>curl https://petstore.test/v2/pets</code></pre>
+</section></body></html>"""
+
+
+def test_a_panel_opened_into_more_chunks_still_supersedes_its_shut_state(
+    make_client: Callable[..., TestClient],
+) -> None:
+    """Scalar's operation with a response opened took two chunks where it took one shut (the
+    request sample went to the second): no one new chunk said every word of the shut state,
+    so it stayed beside the open one and crowded the operation's description out of the
+    answers. The new state's chunks together say it all again: the shut state is superseded,
+    and nothing it said is lost."""
+    client = make_client()
+    lore = client.app.state.lore  # type: ignore[attr-defined]
+    schema = "".join(
+        f"<p>field{n} (string, required): the pet's attribute number {n}, as its owner "
+        "wrote it on the form.</p>"
+        for n in range(14)
+    )
+
+    def ingest(phase: Phase, dom: str, trigger: str | None = None) -> SnapshotResult:
+        result: SnapshotResult = lore.spa.ingest(
+            Snapshot(
+                tenant_id=lore.tenant,
+                url=URL,
+                phase=phase,
+                dom=dom,
+                trigger_action=trigger,
+                change="opened",
+            )
+        )
+        return result
+
+    shut = ingest("initial", SPLIT.format(schema=""))
+    assert shut.chunks == 1, shut
+    opened = ingest("post_interaction", SPLIT.format(schema=schema), "click(200)")
+    assert opened.chunks >= 2 and opened.superseded == 1, opened
+    found = resolve(client, "GET /pets request example curl responses", k=20)
+    said = " ".join(c["text"] for c in found)
+    for words in ("curl https://petstore.test/v2/pets", "field13", "fifty to a page"):
+        assert words in said, found
+    # the shut state (the description and the sample in one chunk) is no longer an answer
+    assert not any("fifty" in c["text"] and "curl" in c["text"] for c in found), found
+    # A state the new one does not say again in full stays (the sample in another language).
+    other = ingest(
+        "post_interaction",
+        SPLIT.format(schema=schema).replace("curl https", "fetch https"),
+        "click(Node.js)",
+    )
+    assert other.superseded == 0, other
