@@ -404,3 +404,32 @@ def test_a_pager_to_the_pages_beside_this_one_is_not_its_last_section_s_text() -
     # Asked under another address, the sidebar names no page around it: nothing is taken out
     elsewhere = stored(page(html, "http://docs.test/docs/unlisted"))
     assert "installer writes a lockfile" in elsewhere, elsewhere
+
+
+def test_the_frame_around_every_page_is_not_the_page_s_text() -> None:
+    """What a documentation site's frame says on every page was stored as the page's text:
+    Storybook's "Skip to sidebar" (twelve chunks of it, crawled), Docus' "Edit this page" at
+    the end of each page's last chunk, TypeDoc's "Generated using TypeDoc" and Retype's
+    "Powered by" under each page, the "On this page" over a table of contents, "Copy page",
+    a search launcher's "Search… Ctrl K". An element saying that and nothing more is the
+    frame; a sentence of the page that starts alike stays."""
+    html = (
+        "<html><head><title>Backup</title></head><body>"
+        '<a href="#main">Skip to content</a><a href="#side">Skip to sidebar</a>'
+        "<header><button>Search… <kbd>Ctrl</kbd> <kbd>K</kbd></button></header>"
+        f"<main id='main'><h1>Backup</h1><p>{PROSE}</p><button>Copy page</button>"
+        f"<h2>Rotation</h2><p>{PROSE} Rotation keeps seven copies.</p>"
+        "<p>Made with a cron job, the copies rotate at midnight.</p>"
+        "<p>Skip to the restore section if the copies already exist.</p>"
+        '<div><a href="https://git.test/edit/main/backup.md">Edit this page</a></div>'
+        '<div><span>On this page</span><ul><li><a href="#rotation">Rotation</a></li></ul></div>'
+        '</main><footer><p>Generated using <a href="https://typedoc.org">TypeDoc</a></p>'
+        '<a href="https://retype.com"><span>Powered by</span></a></footer></body></html>'
+    )
+    text = stored(page(html))
+    for frame in ("Skip to", "Edit this page", "Generated using", "Powered by", "On this page"):
+        assert frame not in text.replace("Skip to the restore", ""), text
+    assert "Ctrl" not in text and "Copy page" not in text, text
+    assert "Rotation keeps seven copies." in text
+    assert "Made with a cron job, the copies rotate at midnight." in text  # no credit: no link
+    assert "Skip to the restore section if the copies already exist." in text

@@ -832,3 +832,20 @@ def test_a_panel_opened_into_more_chunks_still_supersedes_its_shut_state(
         "click(Node.js)",
     )
     assert other.superseded == 0, other
+
+
+def test_an_app_s_frame_and_its_menu_and_theme_buttons_are_no_region_s_text() -> None:
+    """A capture writes an app's button labels ("200", "Payload"), so its frame's were
+    written too: Docus' "Copy page" (eight chunks of a site), Retype's "Ctrl K" and theme
+    menu ("Light", "Dark"), VitePress' "Menu"."""
+    found = regions(
+        "<html><body><header><button>Menu</button><button>Dark</button>"
+        "<div><span>Search</span><span>Ctrl K</span></div></header>"
+        "<main><h1>Pets</h1><button>Copy page</button><p>The pets of the shop, newest first.</p>"
+        "<div role='tablist'><button role='tab'>200</button><button role='tab'>default</button>"
+        "</div></main></body></html>"
+    )
+    text = " ".join(r.markdown for r in found)
+    for frame in ("Menu", "Dark", "Ctrl K", "Copy page"):
+        assert frame not in text, text
+    assert "200" in text and "default" in text and "newest first" in text

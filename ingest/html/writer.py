@@ -130,6 +130,52 @@ def _seen_text(element: lxml.html.HtmlElement) -> str:
     return "".join(parts)
 
 
+# The frame a site draws around every page, which says nothing of the page: a skip link, an
+# "Edit this page" link, the title of an on-page table of contents, copying the page, a search
+# launcher and its shortcut ("Search… Ctrl K"). Whole names only: an element saying this and
+# nothing more.
+_CHROME = re.compile(
+    r"^((skip|jump) to\b.{0,40}|skip (navigation|nav|links)"
+    r"|(edit|improve) (this|the) (page|doc|document|article)( on \w+)?"
+    r"|edit (this page |page )?on (github|gitlab|bitbucket|codeberg)|edit page"
+    r"|(view|show) (page )?source|on this page|in this article|page contents"
+    r"|copy (this )?(page|(as )?markdown)|copied!?"
+    r"|(search\b.{0,30}?)?\s*(ctrl|⌘|⌃|cmd|command)\s*\+?\s*k)$",
+    re.I,
+)
+# A generator's credit ("Powered by Retype", "Generated using TypeDoc", "Made with Material
+# for MkDocs"): a short line that links to it.
+_CREDIT = re.compile(
+    r"^(powered|generated|built|made|created|published|hosted) (by|with|using)\b", re.I
+)
+_CHROME_TAGS = frozenset({"a", "button", "p", "div", "span", "small", "li", "summary", "h2", "h3"})
+_CHROME_ELEMENTS = 12  # more elements than this in it: more than chrome
+# In an app's DOM, where buttons are written: one that opens the menu or switches the theme.
+_CHROME_CONTROL = re.compile(
+    r"^(copy|menu|☰|(toggle|open|close) (the )?(menu|navigation|sidebar)|(switch to |toggle )?"
+    r"(light|dark|system|auto)( mode| theme)?|toggle (dark mode|theme))$",
+    re.I,
+)
+
+
+def is_chrome(element: lxml.html.HtmlElement, controls: bool = False) -> bool:
+    """Whether the element is the site's frame, not the page (`_CHROME`, `_CREDIT`); with
+    `controls` (an app's DOM, whose buttons are written), also a menu or theme button."""
+    if element.tag not in _CHROME_TAGS:
+        return False
+    if sum(1 for _ in itertools.islice(element.iter(), _CHROME_ELEMENTS + 1)) > _CHROME_ELEMENTS:
+        return False
+    text = collapse(_seen_text(element))
+    if not text or len(text) > 120:
+        return False
+    if _CHROME.match(text):
+        return True
+    linked = element.tag == "a" or element.find(".//a") is not None
+    if _CREDIT.match(text) and len(text.split()) <= 12 and linked:
+        return True
+    return controls and is_button(element) and bool(_CHROME_CONTROL.match(text))
+
+
 def is_icon_control(element: lxml.html.HtmlElement) -> bool:
     """A button that shows only an icon, its name said to screen readers alone ("Copy link to
     username", "Close"): what it does, not what the page says."""
@@ -310,6 +356,8 @@ class MarkdownWriter:
         if self.skip_navigation and (tag == "nav" or element.get("role") == "navigation"):
             return True
         if self.controls and is_icon_control(element):
+            return True
+        if is_chrome(element, self.controls):
             return True
         return bool(classes(element) & _NOISE_CLASSES) or is_permalink(element)
 
