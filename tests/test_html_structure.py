@@ -421,6 +421,7 @@ def test_the_frame_around_every_page_is_not_the_page_s_text() -> None:
         f"<h2>Rotation</h2><p>{PROSE} Rotation keeps seven copies.</p>"
         "<p>Made with a cron job, the copies rotate at midnight.</p>"
         "<p>Skip to the restore section if the copies already exist.</p>"
+        '<p>The iterator adapter <a href="struct.Copied.html">Copied</a> yields copies.</p>'
         '<div><a href="https://git.test/edit/main/backup.md">Edit this page</a></div>'
         '<div><span>On this page</span><ul><li><a href="#rotation">Rotation</a></li></ul></div>'
         '</main><footer><p>Generated using <a href="https://typedoc.org">TypeDoc</a></p>'
@@ -433,3 +434,4 @@ def test_the_frame_around_every_page_is_not_the_page_s_text() -> None:
     assert "Rotation keeps seven copies." in text
     assert "Made with a cron job, the copies rotate at midnight." in text  # no credit: no link
     assert "Skip to the restore section if the copies already exist." in text
+    assert "The iterator adapter Copied yields copies." in text  # rustdoc's type, a link

@@ -139,7 +139,7 @@ _CHROME = re.compile(
     r"|(edit|improve) (this|the) (page|doc|document|article)( on \w+)?"
     r"|edit (this page |page )?on (github|gitlab|bitbucket|codeberg)|edit page"
     r"|(view|show) (page )?source|on this page|in this article|page contents"
-    r"|copy (this )?(page|(as )?markdown)|copied!?"
+    r"|copy (this )?(page|(as )?markdown)"
     r"|(search\b.{0,30}?)?\s*(ctrl|⌘|⌃|cmd|command)\s*\+?\s*k)$",
     re.I,
 )
@@ -150,10 +150,11 @@ _CREDIT = re.compile(
 )
 _CHROME_TAGS = frozenset({"a", "button", "p", "div", "span", "small", "li", "summary", "h2", "h3"})
 _CHROME_ELEMENTS = 12  # more elements than this in it: more than chrome
-# In an app's DOM, where buttons are written: one that opens the menu or switches the theme.
+# In an app's DOM, where buttons are written: one that copies, opens the menu or switches the
+# theme (as links, "Copy" and "Copied" are Rust's names of a trait and a type).
 _CHROME_CONTROL = re.compile(
-    r"^(copy|menu|☰|(toggle|open|close) (the )?(menu|navigation|sidebar)|(switch to |toggle )?"
-    r"(light|dark|system|auto)( mode| theme)?|toggle (dark mode|theme))$",
+    r"^(copy|copied!?|menu|☰|(toggle|open|close) (the )?(menu|navigation|sidebar)"
+    r"|(switch to |toggle )?(light|dark|system|auto)( mode| theme)?|toggle (dark mode|theme))$",
     re.I,
 )
 
