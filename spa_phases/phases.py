@@ -54,6 +54,16 @@ LABEL_CHARS = 120
 LABEL_WORDS = 6
 
 
+# The words a disclosure's button changes as it opens ("Show more" -> "Show less", "Expand"
+# -> "Collapse"): an open state need not say them again to supersede its shut one.
+TOGGLED = frozenset(
+    {
+        *("open", "opened", "close", "closed", "expand", "expanded", "collapse", "collapsed"),
+        *("show", "shown", "hide", "hidden", "more", "less", "fewer"),
+    }
+)
+
+
 Change = Literal["replaced", "opened", "switched", "hid"]
 """What an action did to what it changed: "replaced": other content in its place (a Refresh or
 Approve button's), and what the scope said before is superseded; "opened": a panel opened
@@ -446,7 +456,8 @@ class PhaseIngestor:
         pushes the request sample into a chunk of its own): its words are the scope's, all
         chunks together (and the headings they were cut at), and the new chunk sharing most
         words with the old supersedes it.
-        What the new state does not say again stays."""
+        The button that opened it may say so ("Show schema" is now "Hide schema"): its words
+        (`TOGGLED`) need not be said again. What the new state does not say again stays."""
         stale: dict[str, list[str]] = defaultdict(list)
         hashes = {c.content_hash for c in chunks}
         said: dict[str, set[str]] = defaultdict(set)  # the new state's words, by scope
@@ -459,7 +470,8 @@ class PhaseIngestor:
                 continue
             words = _words(old.text)
             for scope in _members(old.scope or ""):
-                if words < said[scope] and (new := fresh.get(scope)):
+                lost, more = words - said[scope], said[scope] - words - TOGGLED
+                if lost <= TOGGLED and more and (new := fresh.get(scope)):
                     by = max(new, key=lambda pair: len(pair[1] & words))[0]
                     stale[by.id].append(old.id)
                     break

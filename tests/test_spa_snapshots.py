@@ -781,7 +781,8 @@ def test_a_section_that_holds_only_its_heading_is_not_stored(
 
 SPLIT = """<html><body><section id="op"><h2>GET /pets</h2>
 <p>Returns all pets from the system that the user has access to, fifty to a page.</p>
-<h3>Responses</h3><ul><li>200 pet response{schema}</li><li>default unexpected error</li></ul>
+<h3>Responses</h3><ul><li>200 pet response <button aria-expanded="{open}">{toggle} schema</button>
+{schema}</li><li>default unexpected error</li></ul>
 <h3>Request Example</h3><pre><code>curl https://petstore.test/v2/pets</code></pre>
 </section></body></html>"""
 
@@ -792,8 +793,8 @@ def test_a_panel_opened_into_more_chunks_still_supersedes_its_shut_state(
     """Scalar's operation with a response opened took two chunks where it took one shut (the
     request sample went to the second): no one new chunk said every word of the shut state,
     so it stayed beside the open one and crowded the operation's description out of the
-    answers. The new state's chunks together say it all again: the shut state is superseded,
-    and nothing it said is lost."""
+    answers. The new state's chunks together say it all again (but for the button's "Show",
+    now "Hide"): the shut state is superseded, and nothing it said is lost."""
     client = make_client()
     lore = client.app.state.lore  # type: ignore[attr-defined]
     schema = "".join(
@@ -815,9 +816,10 @@ def test_a_panel_opened_into_more_chunks_still_supersedes_its_shut_state(
         )
         return result
 
-    shut = ingest("initial", SPLIT.format(schema=""))
+    shown = SPLIT.format(schema=schema, open="true", toggle="Hide")
+    shut = ingest("initial", SPLIT.format(schema="", open="false", toggle="Show"))
     assert shut.chunks == 1, shut
-    opened = ingest("post_interaction", SPLIT.format(schema=schema), "click(200)")
+    opened = ingest("post_interaction", shown, "click(Show schema)")
     assert opened.chunks >= 2 and opened.superseded == 1, opened
     found = resolve(client, "GET /pets request example curl responses", k=20)
     said = " ".join(c["text"] for c in found)
@@ -828,7 +830,7 @@ def test_a_panel_opened_into_more_chunks_still_supersedes_its_shut_state(
     # A state the new one does not say again in full stays (the sample in another language).
     other = ingest(
         "post_interaction",
-        SPLIT.format(schema=schema).replace("curl https", "fetch https"),
+        shown.replace("curl https", "fetch https"),
         "click(Node.js)",
     )
     assert other.superseded == 0, other
