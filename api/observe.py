@@ -254,6 +254,9 @@ class SkillTally:
     def __init__(self, metrics: Metrics | None = None) -> None:
         self._metrics = metrics
         self._lock = threading.Lock()
+        # One flush at a time: a reader's flush (GET /skills/kpis) waits for the timer's to be
+        # written, or it read the catalog without the counts the timer had taken.
+        self._flushing = threading.Lock()
         self._counts: dict[tuple[str, str], list[int]] = {}
 
     def _add(self, tenant: str, index: int) -> None:
@@ -276,7 +279,12 @@ class SkillTally:
             self._metrics.skill_outcomes.labels("success" if success else "failure").inc()
 
     def flush(self, lore: Lore) -> None:
-        """Add the counts to the catalog; what could not be written is counted again."""
+        """Add the counts to the catalog; what could not be written is counted again. Returns
+        once every count taken before the call is written (or put back)."""
+        with self._flushing:
+            self._flush(lore)
+
+    def _flush(self, lore: Lore) -> None:
         with self._lock:
             counts, self._counts = self._counts, {}
         pending = list(counts.items())

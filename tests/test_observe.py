@@ -5,14 +5,16 @@ to what a crawl, queries and skills did; every answer and log line carries a req
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
 from api import Lore
-from api.observe import JsonFormatter, RequestIdFilter
+from api.observe import JsonFormatter, RequestIdFilter, SkillTally
 from tests.conftest import Page, Site, wait_for_job
 
 TOPICS = {
@@ -184,3 +186,33 @@ def test_explain_says_how_each_score_was_made(
             assert why["fused"] == pytest.approx(why[retriever], rel=1e-4), (mode, why)
     plain = client.post("/knowledge/query", json={**body, "explain": False}).json()["chunks"]
     assert [c["id"] for c in plain] == [c["id"] for c in chunks] and plain[0]["explain"] is None
+
+
+def test_reading_the_kpis_waits_for_the_counts_a_timed_flush_is_writing() -> None:
+    """GET /skills/kpis flushes before it reads. When the timer's flush had just taken the
+    counts and was still writing them, the reader's flush found nothing to write and the page
+    showed "0 lookups" (the console's test, beside other work). A flush now waits for the one
+    in progress."""
+    started, release = threading.Event(), threading.Event()
+    written: list[object] = []
+
+    class SlowCatalog:
+        def add_skill_stats(self, stat: object) -> None:
+            started.set()
+            release.wait(10)
+            written.append(stat)
+
+    lore = SimpleNamespace(catalog=SlowCatalog())
+    tally = SkillTally()
+    tally.lookup("acme", found=True)
+    timer = threading.Thread(target=tally.flush, args=(lore,))
+    timer.start()
+    assert started.wait(10)
+    reader = threading.Thread(target=tally.flush, args=(lore,))
+    reader.start()
+    reader.join(0.5)
+    assert reader.is_alive(), "the reader's flush returned before the counts were written"
+    release.set()
+    timer.join(10)
+    reader.join(10)
+    assert not reader.is_alive() and len(written) == 1
