@@ -56,8 +56,9 @@ pages MDX documentation pages, each drawn in a same-origin frame beside the side
 sidebar's address `?path=/docs/<id>` naming it) and a TiddlyWiki (one HTML file, each page a
 Markdown tiddler listed in a sidebar tab, "Contents", beside the wiki's own tabs, opened in
 place by a link to `#<title>` while the address stays the file's: a page's sentence is looked
-for under that address); the builds group the pages in sidebar categories, collapsed until
-clicked where the theme can.
+for under that address) and a Doxygen build (Debian's, its Markdown pages in a sidebar tree its
+script draws, each part's pages drawn when the part is opened); the builds group the pages in
+sidebar categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
         [--apps a,b,...]  (default: the six above; --help names the others)
@@ -277,6 +278,10 @@ DOC_APPS = (
     "jsdoc",
     "storybook",
     "tiddlywiki",
+    # Doxygen, from Debian (`doxygen`, and the `doxygen-awesome-css` theme with its scripts),
+    # here for its Markdown pages: a multi-page site whose sidebar tree its script draws from
+    # data files (`navtreedata.js`), a part's pages drawn only when the part is opened.
+    "doxygen",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1557,6 +1562,90 @@ SPHINX_THEMES = {
 }
 
 
+AWESOME = Path("/usr/share/doxygen-awesome-css")
+# The theme's extensions, each a class with an init() its documentation puts in the header.
+AWESOME_SCRIPTS = {
+    "darkmode-toggle": "DoxygenAwesomeDarkModeToggle",
+    "fragment-copy-button": "DoxygenAwesomeFragmentCopyButton",
+    "paragraph-link": "DoxygenAwesomeParagraphLink",
+    "interactive-toc": "DoxygenAwesomeInteractiveToc",
+}
+
+
+def doxygen_label(slug: str) -> str:
+    """A page's file's stem, letters and digits only (Doxygen escapes others in file names);
+    Doxygen labels a Markdown file's page `md_<folder>_<stem>` and names its HTML after it."""
+    return "p" + re.sub(r"[^a-z0-9]", "", slug)
+
+
+def doxygen_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A Doxygen build of the pages (`/sites/doxygen/md_docs_<label>.html`), the first the
+    main page, the others subpages of a page a part (`md_docs_part<n>.html`) in the sidebar's
+    tree, themed by doxygen-awesome-css with its scripts (dark-mode toggle, copy buttons on
+    code, links on headings, the page's headings beside it)."""
+    if not shutil.which("doxygen") or not AWESOME.is_dir():
+        raise SystemExit(
+            "doxygen needs Debian's doxygen and doxygen-awesome-css: "
+            "apt-get install -y doxygen doxygen-awesome-css"
+        )
+    project = work / "doxygen"
+    docs = project / "docs"
+    docs.mkdir(parents=True)
+    parts: dict[str, list[str]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        label = doxygen_label(page["slug"])
+        part = _grouped_path(n, page).split("/")[0].replace("-", "")
+        parts.setdefault(part, []).append(label)
+        (docs / f"{label}.md").write_text(f"@page {label} {page['title']}\n\n{page['markdown']}")
+    for part, labels in parts.items():
+        (docs / f"{part}.md").write_text(
+            f"@page {part} Part {part[4:]}\n\n"
+            + "".join(f"- @subpage md_docs_{x}\n" for x in labels)
+        )
+    subpages = "".join(f"- @subpage md_docs_{part}\n" for part in parts)
+    (docs / "index.md").write_text(f"{pages[0]['markdown']}\n\n{subpages}")
+    build(
+        "doxygen",
+        ["-w", "html", "header.html", "footer.html", "style.css"],
+        project,
+        program="doxygen",
+    )
+    scripts = "".join(
+        f'<script type="text/javascript" src="$relpath^doxygen-awesome-{name}.js"></script>'
+        f"<script>{cls}.init()</script>"
+        for name, cls in AWESOME_SCRIPTS.items()
+    )
+    header = (project / "header.html").read_text()
+    (project / "header.html").write_text(header.replace("</head>", f"{scripts}</head>", 1))
+    config = {
+        "PROJECT_NAME": "Docs",
+        "INPUT": "docs",
+        "FILE_PATTERNS": "*.md",
+        "USE_MDFILE_AS_MAINPAGE": "docs/index.md",
+        "OUTPUT_DIRECTORY": "out",
+        "GENERATE_LATEX": "NO",
+        "GENERATE_TREEVIEW": "YES",
+        "DISABLE_INDEX": "NO",
+        "FULL_SIDEBAR": "NO",
+        "QUIET": "YES",
+        "WARNINGS": "NO",
+        "HTML_HEADER": "header.html",
+        "HTML_EXTRA_STYLESHEET": f"{AWESOME}/doxygen-awesome.css "
+        f"{AWESOME}/doxygen-awesome-sidebar-only.css "
+        f"{AWESOME}/doxygen-awesome-sidebar-only-darkmode-toggle.css",
+        "HTML_EXTRA_FILES": " ".join(
+            f"{AWESOME}/doxygen-awesome-{name}.js" for name in AWESOME_SCRIPTS
+        ),
+        "HTML_COLORSTYLE_HUE": "209",
+        "HTML_COLORSTYLE_SAT": "255",
+        "HTML_COLORSTYLE_GAMMA": "113",
+    }
+    (project / "Doxyfile").write_text("".join(f"{k} = {v}\n" for k, v in config.items()))
+    build("doxygen", ["Doxyfile"], project, program="doxygen")
+    shutil.copytree(project / "out" / "html", root / "sites" / "doxygen")
+    return "/sites/doxygen/index.html"
+
+
 def sphinx_site(root: Path, pages: list[dict[str, str]], app: str = "sphinx") -> str:
     """A Sphinx build of the pages with the app's theme (`/sites/<app>/part-<n>/<slug>.html`),
     each part a page of its own whose table of contents lists its five pages: Furo's sidebar
@@ -1788,6 +1877,11 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         return [canonicalize(base + home)] + [
             canonicalize(f"{base}/sites/jsdoc/tutorial-{p['slug']}.html") for p in pages[1:]
         ]
+    if app == "doxygen":
+        return [canonicalize(base + home)] + [
+            canonicalize(f"{base}/sites/doxygen/md_docs_{doxygen_label(p['slug'])}.html")
+            for p in pages[1:]
+        ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "retype": "/", "nextra": "", "vocs": "", "dumi": ""}
         suffix |= {"fumadocs": "", "docus": ""}
@@ -1950,6 +2044,8 @@ def main() -> None:
         for app in SPHINX_THEMES:
             if app in apps:
                 homes[app] = sphinx_site(root, pages, app)
+        if "doxygen" in apps:
+            homes["doxygen"] = doxygen_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
