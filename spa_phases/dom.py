@@ -103,9 +103,12 @@ _NAV_NAME = re.compile(NAV_NAME, re.I)
 _CAMEL_WORD = re.compile(CAMEL_WORD)
 _STABLE_ID = re.compile(r"^[A-Za-z][\w-]{0,80}$")
 # Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7", Vue's
-# "scalar-refs-0-47"): not the same element in the next render. As page_scripts' GENERATED.
+# "scalar-refs-0-47"), and ids naming a state a script moves between elements (Doxygen's
+# `selected` row): not the same element in the next render. As page_scripts' GENERATED.
 _GENERATED_ID = re.compile(
-    r"\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$", re.I
+    r"\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$"
+    r"|^(selected|current|active|highlighted|focused)$",
+    re.I,
 )
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*(hidden|collapse)|opacity\s*:\s*0(\.0*)?\s*(;|$)"

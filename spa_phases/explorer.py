@@ -38,6 +38,7 @@ from spa_phases.page_scripts import (
     SHUT_AGAIN,
     SIGNATURES,
     UNMARK_HIDDEN,
+    VISIBLE_LINKS,
 )
 from spa_phases.phases import Change
 from spa_phases.scan import page_patterns
@@ -395,6 +396,9 @@ class Explorer:
         # each page a document of its own); not clicked while open, whatever selector the
         # label comes back under once its links are drawn beside it (Vocs): that only folds it.
         self._unfolded: dict[tuple[str, str, str, str], str] = {}
+        # The links each opened (by selector): a group whose rows are drawn only when it opens
+        # (Doxygen's tree) shows no links to tell it is shut by, after coming back.
+        self._revealed: dict[str, list[str]] = {}
         # The dropdown just opened, and the choices each dropdown has shown (its label when
         # opened, the options picked): opened again, it offers only the others.
         self._picker: Candidate | None = None
@@ -513,7 +517,11 @@ class Explorer:
                 continue
             if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in NAV_PAGES)):
                 continue
-            if c.nav and c.key in self._unfolded:
+            if c.nav and (
+                c.key in self._unfolded
+                # its arrow flipped ("▼", Doxygen's): open, and a click only folds it
+                or (c.selector in self._revealed and not re.search(r"\w", c.label))
+            ):
                 continue
             # A navigation list swaps the main view: every item is a view of its own.
             many = self.options.items_per_list
@@ -717,6 +725,14 @@ class Explorer:
             if choice.nav and effect in ("revealed", "replaced"):
                 # A navigation group opened (its arrow's class flipped, VuePress: "replaced").
                 self._unfolded.setdefault(choice.key, choice.selector)
+                seen = (
+                    {c.url for c in self._last_scan.candidates if c.visible}
+                    if self._last_scan
+                    else set()
+                )
+                with contextlib.suppress(Exception):
+                    shown = await self.page.evaluate(VISIBLE_LINKS)
+                    self._revealed[choice.selector] = sorted(set(shown) - seen)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)
             except Exception:
@@ -911,7 +927,9 @@ class Explorer:
         await self.settle()
         for selector in self._unfolded.values():
             with contextlib.suppress(Exception):  # gone from the page: nothing to open
-                links = await self.page.evaluate(SHUT_AGAIN, selector)
+                links = await self.page.evaluate(
+                    SHUT_AGAIN, [selector, self._revealed.get(selector, [])]
+                )
                 if links is not None and (not links or self._pending(links, url)):
                     await self._click(selector)
                     await self.settle()

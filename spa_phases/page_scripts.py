@@ -63,12 +63,16 @@ NOT_FOUND_VIEW = r"""() => {
 
 # Names that make an element navigation by its class or id (a sidebar, table of contents, menu
 # or navigation bar), as whole words of it, camelCase words split first: `VPSidebar`,
-# `toc-wrapper`, `main-menu`, `menuList`, `MenuBar`, `navbar-nav`, `NavBar`, `site-navigation`;
-# not `stock`, `protocol`, `menuitem`, `canvas` or `nav-tabs`. The scanner (here) and the region
-# reader (`dom.py`) share it (case-insensitive); it reads the same in JavaScript and Python.
+# `toc-wrapper`, `main-menu`, `menuList`, `MenuBar`, `navbar-nav`, `NavBar`, `site-navigation`,
+# and a "nav" said where (`side-nav`, `sidenav`, `topNav`) or what (`nav-tree`, Doxygen's);
+# not `stock`, `protocol`, `menuitem`, `canvas`, `nav-tabs` or `nav-item` (Bootstrap's `nav` is
+# a tab strip as often). The scanner (here) and the region reader (`dom.py`) share it
+# (case-insensitive); it reads the same in JavaScript and Python.
 NAV_NAME = (
     r"(?:^|[^a-z0-9])(?:toc[a-z0-9]*|[a-z0-9]*menu(?:bar)?|[a-z0-9]*sidebar[a-z0-9]*"
-    r"|[a-z0-9]*nav(?:igation| ?bar[a-z0-9]*))(?:$|[^a-z0-9])"
+    r"|[a-z0-9]*nav(?:igation| ?bar[a-z0-9]*)"
+    r"|(?:side|sub|top|site|main|global|primary|left|docs?|mobile)[ _-]?nav"
+    r"|nav[ _-]?(?:tree|list|pane|panel|drawer))(?:$|[^a-z0-9])"
 )
 CAMEL_WORD = r"([a-z0-9])([A-Z])"  # where camelCase starts a word: replaced by "$1 $2"
 
@@ -104,8 +108,10 @@ const clearMarks = () => {
   for (const el of marked) for (const m of MARKS) el.removeAttribute(m);
 };
 // Ids a framework numbers as it renders ("ember1234", "headlessui-disclosure-button-7",
-// Vue's "scalar-refs-0-47"): not the same element in the next render. As dom.py's _GENERATED_ID.
-const GENERATED = /\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$/i;
+// Vue's "scalar-refs-0-47"), and ids that name a state a script moves from element to element
+// (Doxygen's tree calls the row shown `selected`): not the same element in the next render.
+// As dom.py's _GENERATED_ID.
+const GENERATED = /\d{4,}|^(ember|react|radix|mui|rc|ng)[-_]?\d|^headlessui-|[-_:]\d+[-_:]\d+$|^(selected|current|active|highlighted|focused)$/i;
 const stableId = (el) => el.id && STABLE_ID.test(el.id) && !GENERATED.test(el.id) ? el.id : null;
 const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
 // An element's position among its parent's children of its tag, and how many there are:
@@ -181,11 +187,24 @@ const rectOf = (el) => {
 // `window.scrollX` brings the layout up to date first (9 ms for the controls of a long listing).
 let scrolled_ = null;
 const scrolled = () => scrolled_ || (scrolled_ = {x: window.scrollX, y: window.scrollY});
+// How far the boxes around an element have scrolled it (a sidebar pane's own scrollbars).
+const scrolledInside = (el) => {
+  let x = 0, y = 0;
+  for (let a = el.parentElement; a && a !== document.body && a !== document.documentElement; a = a.parentElement) {
+    x += a.scrollLeft; y += a.scrollTop;
+  }
+  return {x, y};
+};
 // Visible to a person who scrolls: laid out, drawn, not hidden, inside the document (above
-// the viewport counts: a click scrolls it into view), not pushed off the page.
+// the viewport counts: a click scrolls it into view; so does left of a pane scrolled right,
+// as Doxygen's tree is when a long title was shown), not pushed off the page.
 const visible = (el) => {
   const r = rectOf(el);
-  if (!(r.width > 1 && r.height > 1 && r.right + scrolled().x > 0 && r.bottom + scrolled().y > 0)) return false;
+  if (!(r.width > 1 && r.height > 1)) return false;
+  if (!(r.right + scrolled().x > 0 && r.bottom + scrolled().y > 0)) {
+    const inner = scrolledInside(el);
+    if (!(r.right + scrolled().x + inner.x > 0 && r.bottom + scrolled().y + inner.y > 0)) return false;
+  }
   // Inside a shut `details`: Chromium skips drawing its contents but lays them out when
   // asked, so they have a size all the same (Starlight's and Sphinx's sidebar groups).
   if (el.checkVisibility && !el.checkVisibility()) return false;
@@ -857,17 +876,34 @@ CHANGED_BESIDE = (
 
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
+# The addresses of the links a person sees, to tell what opening a navigation group showed.
+VISIBLE_LINKS = (
+    "() => {"
+    + _COMMON
+    + r"""
+  return Array.from(document.querySelectorAll('a[href]')).filter(visible).map(a => a.href);
+}"""
+)
+
 # Whether a navigation group opened earlier is shut again (back at the page after a route, its
-# sections drawn closed anew): null when not; else the addresses of the links the item it heads
-# holds beside its own label, none of them shown, or [] when the group it heads says by its
-# class that it is collapsed (Vocs draws a shut section's links not at all). The selector may
-# step into shadow roots, as CHANGED_BESIDE's.
+# sections drawn closed anew): null when not; else the links it `revealed` when opened, none of
+# them shown now, when it showed any; else the addresses of the links the item it heads holds
+# beside its own label, none of them shown, or [] when the group it heads says by its class
+# that it is collapsed (Vocs draws a shut section's links not at all). The selector may step
+# into shadow roots, as CHANGED_BESIDE's.
 SHUT_AGAIN = (
-    "(selector) => {"
+    "([selector, revealed]) => {"
     + _COMMON
     + r"""
   const el = elementAt(selector);
   if (!el) return null;
+  if (revealed.length) {
+    // The links it showed when it was opened: shut while none of them shows (a tree that
+    // draws a group's rows only when it opens has none at all, Doxygen's).
+    const wanted = new Set(revealed);
+    const shown = Array.from(document.querySelectorAll('a[href]')).some(a => wanted.has(a.href) && visible(a));
+    return shown ? null : revealed;
+  }
   const item = el.closest('li');
   const links = item ? Array.from(item.querySelectorAll('a[href]')).filter(a => !a.contains(el)) : [];
   if (links.length > 0 && !links.some(visible)) return links.map(a => a.href);

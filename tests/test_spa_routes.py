@@ -1680,6 +1680,75 @@ def test_a_top_bar_s_drop_down_menus_are_walked_one_at_a_time(
     assert len(steps) == len(PARTS) + len(pages), steps  # each menu opened once by a step
 
 
+# Doxygen's tree: a sidebar of `div`s named `side-nav` and `nav-tree` (no `nav`, no `aside`),
+# each part a row of an arrow (a link to `javascript:void(0)`, "►" shut, "▼" open) and its
+# label; a part's rows drawn only when it opens, the row shown `id="selected"`; the tree is a
+# pane scrolled right, as Doxygen scrolls it to show a long title, the arrows out of it.
+TREE = {"Mooring": ("install", "upgrade"), "Berths": ("backup", "cli", "config")}
+
+
+def tree_page(slug: str) -> Page:
+    parts = json.dumps(TREE)
+    return Page(
+        f"""<html><head><title>Harbor: {slug}</title><style>
+#side-nav {{ position: fixed; left: 0; top: 0; bottom: 0; width: 180px; }}
+#nav-tree {{ height: 100%; overflow: auto; white-space: nowrap; }}
+#doc-content {{ margin-left: 200px; }} ul {{ list-style: none; padding-left: 12px; }}
+</style></head><body>
+<div id="side-nav"><div id="nav-tree"><ul id="rows"><li><div class="item"><span class="label">
+<a href="/harbor/">Harbor: a handbook of moorings, berths and all a harbour master does</a>
+</span></div></li></ul></div></div>
+<div id="doc-content"><h1>{slug.title()}</h1>
+<p>The {slug} page of Harbor explains how moorings handle {slug}.</p></div>
+<script>
+const parts = {parts};
+const here = location.pathname.split('/').filter(Boolean).pop();
+const row = (label, href, arrow) => '<li><div class="item"' + (href.endsWith('/' + here)
+  ? ' id="selected"' : '') + '>' + (arrow ? '<a class="arrow" href="javascript:void(0)">►</a>'
+  : '') + '<span class="label"><a href="' + href + '">' + label + '</a></span></div></li>';
+const rows = document.getElementById('rows');
+for (const name of Object.keys(parts)) rows.insertAdjacentHTML('beforeend',
+  row(name, '/harbor/' + name.toLowerCase(), true));
+const toggle = (arrow) => {{
+  const li = arrow.closest('li');
+  const open = li.querySelector('ul');
+  if (open) {{ open.remove(); arrow.textContent = '►'; return; }}
+  const name = li.querySelector('.label a').textContent;
+  li.insertAdjacentHTML('beforeend', '<ul>' + parts[name].map(
+    (s) => row(s, '/harbor/' + s, false)).join('') + '</ul>');
+  arrow.textContent = '▼';
+}};
+for (const arrow of document.querySelectorAll('.arrow')) {{
+  arrow.addEventListener('click', (e) => {{ e.preventDefault(); toggle(arrow); }});
+  const name = arrow.closest('li').querySelector('.label a').textContent;
+  if (name.toLowerCase() === here || parts[name].includes(here)) toggle(arrow);
+}}
+document.getElementById('nav-tree').scrollLeft = 120;
+</script></body></html>""".encode()
+    )
+
+
+def test_a_tree_whose_parts_draw_their_pages_when_opened_is_walked(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """Doxygen: the capture stored its home page alone (1 of 16 pages), then 4. Its tree is
+    named by id (`nav-tree`), which read as no navigation; then its arrows, scrolled out of the
+    tree's pane to the left, read as hidden, though a click scrolls them into view as it does
+    what is above the window; then each part, drawn shut again on coming back with none of its
+    rows, was reopened never, so only its first page was visited. A part is reopened while the
+    links it showed when it was opened do not show."""
+    site.pages["/harbor/"] = tree_page("home")
+    pages = [*(name.lower() for name in TREE), *(s for slugs in TREE.values() for s in slugs)]
+    for slug in pages:
+        site.pages[f"/harbor/{slug}"] = tree_page(slug)
+    client = make_client()
+    _, steps = harbor_explored(client, site, pages, max_actions=20)
+    for slug in pages:
+        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}"), ""))
+        assert f"how moorings handle {slug}." in own, (slug, own)
+    assert ("▼", "replaced") not in steps and ("▼", "revealed") not in steps, steps  # no folding
+
+
 # Read the Docs' theme (MkDocs' and Sphinx's) marks the page's table of contents expanded or
 # not: the list, and each item once its anchor is clicked, which flips the item's class.
 RTD_TOC = """<ul class="toc" aria-expanded="false">

@@ -427,8 +427,9 @@ def test_navigation_regions_are_told_from_content() -> None:
     (docsify's), are navigation; a layout named `has-sidebar` around the page, a callout in an
     `aside` and a list of links inside the content are not. Named so by whole words of a
     class or id (`tocList`, `accountMenuList`), as the scanner reads them: not `stock`,
-    `protocol`, `menuitems`; a navigation bar (`navbar-nav`, `siteNavigation`), not a
-    `canvas` or Bootstrap's `nav-tabs`."""
+    `protocol`, `menuitems`; a navigation bar (`navbar-nav`, `siteNavigation`), a "nav" that
+    says where or what (`side-nav`, `sideNav`, Doxygen's `nav-tree`), not a `canvas`,
+    Bootstrap's `nav-tabs` or the `nav-item` links of its tab strips."""
     pages = "".join(f'<li><a href="#/p{n}">Page {n}</a></li>' for n in range(4))
     found = regions(
         '<html><body><div class="layout has-sidebar">'
@@ -454,7 +455,15 @@ def test_navigation_regions_are_told_from_content() -> None:
         '<section class="canvas-tools"><a href="#c1">Brush</a> <a href="#c2">Fill</a> '
         '<a href="#c3">Erase</a></section>'
         '<section class="nav nav-tabs"><a href="#k1">Curl</a> <a href="#k2">Python</a> '
-        '<a href="#k3">Node</a></section></main></div></body></html>'
+        '<a href="#k3">Node</a></section>'
+        '<section class="side-nav"><a href="#d1">Docks</a> <a href="#d2">Quays</a> '
+        '<a href="#d3">Piers</a></section>'
+        '<section class="sideNav"><a href="#w1">Wharves</a> <a href="#w2">Jetties</a> '
+        '<a href="#w3">Slips</a></section>'
+        '<div id="nav-tree"><ul><li><a href="#r1">Rigging a sloop</a></li><li><a href="#r2">'
+        'Trimming the sails</a></li><li><a href="#r3">Stepping the mast</a></li></ul></div>'
+        '<section><a class="nav-item" href="#i1">Bash</a> <a class="nav-item" href="#i2">Ruby</a> '
+        '<a class="nav-item" href="#i3">Go</a></section></main></div></body></html>'
     )
     navigation = {" ".join(r.markdown.split())[:30]: r.navigation for r in found}
     assert navigation == {
@@ -472,6 +481,10 @@ def test_navigation_regions_are_told_from_content() -> None:
         "Ports Ships Crews": True,  # site Navigation
         "Brush Fill Erase": False,  # no `canvas`
         "Curl Python Node": False,  # nor tabs
+        "Docks Quays Piers": True,  # side-nav
+        "Wharves Jetties Slips": True,  # side Nav
+        "- Rigging a sloop - Trimming t": True,  # nav-tree
+        "Bash Ruby Go": False,  # nav-item
     }, navigation
 
 
