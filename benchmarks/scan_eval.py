@@ -37,7 +37,7 @@ from _served import lore_serve
 from api import Settings
 from api.service import make_embedder
 from crawl import BrowserOptions
-from spa_phases.page_scripts import SERIALIZE
+from crawl.browser import SERIALIZE
 from spa_phases.scan import DomScanner, GoalRanker, answer, parse_scan, read_scan
 
 HERE = Path(__file__).parent
