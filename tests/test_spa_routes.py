@@ -1659,6 +1659,22 @@ document.addEventListener('click', (e) => {{
     )
 
 
+def every_page_explored(
+    client: TestClient, site: Site, page: Callable[[str], Page], pages: list[str], slash: str = ""
+) -> list[tuple[str, str]]:
+    """Serve `page(slug)` at `/harbor/<slug><slash>` for the home page and each of `pages`,
+    capture the home page exploring, and check each page's own sentence is stored under its
+    URL: the steps (label, effect)."""
+    site.pages["/harbor/"] = page("home")
+    for slug in pages:
+        site.pages[f"/harbor/{slug}{slash}"] = page(slug)
+    _, steps = harbor_explored(client, site, pages, max_actions=20)
+    for slug in pages:
+        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}{slash}"), ""))
+        assert f"how moorings handle {slug}." in own, (slug, own)
+    return steps
+
+
 def test_a_top_bar_s_drop_down_menus_are_walked_one_at_a_time(
     make_client: Callable[..., TestClient], site: Site
 ) -> None:
@@ -1668,15 +1684,8 @@ def test_a_top_bar_s_drop_down_menus_are_walked_one_at_a_time(
     when none of its links showed, its own toggle (a link to `#`) counted. Now each menu is
     reopened on coming back while it names pages not visited yet, and left shut once all
     were, so that the menu after it stays open."""
-    site.pages["/harbor/"] = navbar_page("home")
     pages = [s for slugs in PARTS.values() for s in slugs]
-    for slug in pages:
-        site.pages[f"/harbor/{slug}/"] = navbar_page(slug)
-    client = make_client()
-    _, steps = harbor_explored(client, site, pages, max_actions=20)
-    for slug in pages:
-        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}/"), ""))
-        assert f"how moorings handle {slug}." in own, (slug, own)
+    steps = every_page_explored(make_client(), site, navbar_page, pages, "/")
     assert len(steps) == len(PARTS) + len(pages), steps  # each menu opened once by a step
 
 
@@ -1737,15 +1746,8 @@ def test_a_tree_whose_parts_draw_their_pages_when_opened_is_walked(
     what is above the window; then each part, drawn shut again on coming back with none of its
     rows, was reopened never, so only its first page was visited. A part is reopened while the
     links it showed when it was opened do not show."""
-    site.pages["/harbor/"] = tree_page("home")
     pages = [*(name.lower() for name in TREE), *(s for slugs in TREE.values() for s in slugs)]
-    for slug in pages:
-        site.pages[f"/harbor/{slug}"] = tree_page(slug)
-    client = make_client()
-    _, steps = harbor_explored(client, site, pages, max_actions=20)
-    for slug in pages:
-        own = " ".join(c["text"] for c in resolve(client, site.url(f"/harbor/{slug}"), ""))
-        assert f"how moorings handle {slug}." in own, (slug, own)
+    steps = every_page_explored(make_client(), site, tree_page, pages)
     assert ("▼", "replaced") not in steps and ("▼", "revealed") not in steps, steps  # no folding
 
 
