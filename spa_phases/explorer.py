@@ -725,13 +725,10 @@ class Explorer:
             if choice.nav and effect in ("revealed", "replaced"):
                 # A navigation group opened (its arrow's class flipped, VuePress: "replaced").
                 self._unfolded.setdefault(choice.key, choice.selector)
-                seen = (
-                    {c.url for c in self._last_scan.candidates if c.visible}
-                    if self._last_scan
-                    else set()
-                )
+                scan = self._last_scan  # the one it was chosen from
+                seen = {c.url for c in scan.candidates if c.visible and c.nav} if scan else set()
                 with contextlib.suppress(Exception):
-                    shown = await self.page.evaluate(VISIBLE_LINKS)
+                    shown = await self.page.evaluate(VISIBLE_LINKS, choice.selector)
                     self._revealed[choice.selector] = sorted(set(shown) - seen)
             try:
                 region = await self.page.evaluate(CHANGED_REGION)

@@ -229,6 +229,13 @@ const inNav = (el) => {
   for (let at = el; at; at = at.parentElement) if (isNav(at)) return true;
   return false;
 };
+// The outermost navigation around an element (the document when none): where the links its
+// group shows are looked for, not in the page's text, which may link the same pages.
+const navOf = (el) => {
+  let scope = document;
+  for (let at = el; at; at = at.parentElement) if (isNav(at)) scope = at;
+  return scope;
+};
 // The nearest container that tells equal controls apart: a repeated block (an API operation,
 // a card), a list item, a section or an element with a stable id.
 // How many of a parent's children share a tag and class attribute, counted once per parent.
@@ -876,12 +883,15 @@ CHANGED_BESIDE = (
 
 RESET_CHANGES = "() => { window.__loreMutated = []; }"
 
-# The addresses of the links a person sees, to tell what opening a navigation group showed.
+# The addresses of the links a person sees in the navigation around `selector`'s element (a
+# group's toggle), to tell what opening the group showed.
 VISIBLE_LINKS = (
-    "() => {"
+    "(selector) => {"
     + _COMMON
     + r"""
-  return Array.from(document.querySelectorAll('a[href]')).filter(visible).map(a => a.href);
+  const el = elementAt(selector);
+  if (!el) return [];
+  return Array.from(navOf(el).querySelectorAll('a[href]')).filter(visible).map(a => a.href);
 }"""
 )
 
@@ -898,10 +908,10 @@ SHUT_AGAIN = (
   const el = elementAt(selector);
   if (!el) return null;
   if (revealed.length) {
-    // The links it showed when it was opened: shut while none of them shows (a tree that
-    // draws a group's rows only when it opens has none at all, Doxygen's).
+    // The links it showed when it was opened: shut while none of them shows in its navigation
+    // (a tree that draws a group's rows only when it opens has none at all, Doxygen's).
     const wanted = new Set(revealed);
-    const shown = Array.from(document.querySelectorAll('a[href]')).some(a => wanted.has(a.href) && visible(a));
+    const shown = Array.from(navOf(el).querySelectorAll('a[href]')).some(a => wanted.has(a.href) && visible(a));
     return shown ? null : revealed;
   }
   const item = el.closest('li');

@@ -1708,7 +1708,9 @@ def tree_page(slug: str) -> Page:
 <a href="/harbor/">Harbor: a handbook of moorings, berths and all a harbour master does</a>
 </span></div></li></ul></div></div>
 <div id="doc-content"><h1>{slug.title()}</h1>
-<p>The {slug} page of Harbor explains how moorings handle {slug}.</p></div>
+<p>The {slug} page of Harbor explains how moorings handle {slug}.</p>
+<p>Read next: <a href="/harbor/upgrade">upgrading</a>, <a href="/harbor/cli">the command line</a>.
+</p></div>
 <script>
 const parts = {parts};
 const here = location.pathname.split('/').filter(Boolean).pop();
@@ -1745,7 +1747,8 @@ def test_a_tree_whose_parts_draw_their_pages_when_opened_is_walked(
     tree's pane to the left, read as hidden, though a click scrolls them into view as it does
     what is above the window; then each part, drawn shut again on coming back with none of its
     rows, was reopened never, so only its first page was visited. A part is reopened while the
-    links it showed when it was opened do not show."""
+    links it showed when it was opened do not show in the tree (the page's text links two of
+    the same pages)."""
     pages = [*(name.lower() for name in TREE), *(s for slugs in TREE.values() for s in slugs)]
     steps = every_page_explored(make_client(), site, tree_page, pages)
     assert ("▼", "replaced") not in steps and ("▼", "revealed") not in steps, steps  # no folding
