@@ -57,7 +57,9 @@ sidebar's address `?path=/docs/<id>` naming it) and a TiddlyWiki (one HTML file,
 Markdown tiddler listed in a sidebar tab, "Contents", beside the wiki's own tabs, opened in
 place by a link to `#<title>` while the address stays the file's: a page's sentence is looked
 for under that address) and a Doxygen build (Debian's, its Markdown pages in a sidebar tree its
-script draws, each part's pages drawn when the part is opened); the builds group the pages in
+script draws, each part's pages drawn when the part is opened) and a rustdoc build (Debian's,
+`rustc`: the pages a crate's modules' documentation, a part a module holding its pages' modules,
+which only the module's page lists, in a table of its items); the builds group the pages in
 sidebar categories, collapsed until clicked where the theme can.
 
     .venv/bin/python benchmarks/spa_eval.py
@@ -282,6 +284,10 @@ DOC_APPS = (
     # here for its Markdown pages: a multi-page site whose sidebar tree its script draws from
     # data files (`navtreedata.js`), a part's pages drawn only when the part is opened.
     "doxygen",
+    # rustdoc, Debian's (`rustc`), the pages a crate's modules' documentation: a page of HTML
+    # per module whose sidebar lists the module's siblings from a data file its script reads
+    # (`sidebar-items.js`), each item's docs folded by a toggle, a settings and a help page.
+    "rustdoc",
 )
 DEFAULT_APPS = ("swagger-ui", "rapidoc", "elements", "scalar", "docute", "vitepress")
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
@@ -1646,6 +1652,47 @@ def doxygen_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/doxygen/index.html"
 
 
+def rustdoc_module(slug: str) -> str:
+    """A page's module's name: its slug an identifier (a module's name starts with a letter)."""
+    return "m_" + slug.replace("-", "_")
+
+
+def rustdoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
+    """A rustdoc build of a crate `docs` whose documentation is the pages
+    (`/sites/rustdoc/docs/part_<n>/<module>/index.html`), the first the crate's own, each part a
+    module holding its pages' modules."""
+    rustdoc = Path("/usr/bin/rustdoc")
+    if not rustdoc.is_file():
+        raise SystemExit("rustdoc needs Debian's rustc: apt-get install -y rustc")
+    project = work / "rustdoc"
+    pages_dir = project / "src" / "pages"
+    pages_dir.mkdir(parents=True)
+    parts: dict[str, list[str]] = {}
+    for n, page in enumerate(pages[1:], 1):
+        part = _grouped_path(n, page).split("/")[0].replace("-", "_")
+        (pages_dir / f"{page['slug']}.md").write_text(page["markdown"])
+        parts.setdefault(part, []).append(
+            f'    #[doc = include_str!("pages/{page["slug"]}.md")]\n'
+            f"    pub mod {rustdoc_module(page['slug'])} {{}}\n"
+        )
+    (pages_dir / "index.md").write_text(pages[0]["markdown"])
+    (project / "src" / "lib.rs").write_text(
+        '#![doc = include_str!("pages/index.md")]\n'
+        + "".join(
+            f"/// Part {part[5:]}.\npub mod {part} {{\n{''.join(mods)}}}\n"
+            for part, mods in parts.items()
+        )
+    )
+    build(
+        "rustdoc",
+        ["--crate-name", "docs", "--edition", "2021", "-o", "out", "src/lib.rs"],
+        project,
+        program=str(rustdoc),
+    )
+    shutil.copytree(project / "out", root / "sites" / "rustdoc")
+    return "/sites/rustdoc/docs/index.html"
+
+
 def sphinx_site(root: Path, pages: list[dict[str, str]], app: str = "sphinx") -> str:
     """A Sphinx build of the pages with the app's theme (`/sites/<app>/part-<n>/<slug>.html`),
     each part a page of its own whose table of contents lists its five pages: Furo's sidebar
@@ -1882,6 +1929,14 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
             canonicalize(f"{base}/sites/doxygen/md_docs_{doxygen_label(p['slug'])}.html")
             for p in pages[1:]
         ]
+    if app == "rustdoc":
+        return [canonicalize(base + home)] + [
+            canonicalize(
+                f"{base}/sites/rustdoc/docs/{_grouped_path(n, p).split('/')[0].replace('-', '_')}"
+                f"/{rustdoc_module(p['slug'])}/index.html"
+            )
+            for n, p in enumerate(pages[1:], 1)
+        ]
     if app in BUILT:
         suffix = {"docusaurus": "/", "retype": "/", "nextra": "", "vocs": "", "dumi": ""}
         suffix |= {"fumadocs": "", "docus": ""}
@@ -2046,6 +2101,8 @@ def main() -> None:
                 homes[app] = sphinx_site(root, pages, app)
         if "doxygen" in apps:
             homes["doxygen"] = doxygen_site(root, work, pages)
+        if "rustdoc" in apps:
+            homes["rustdoc"] = rustdoc_site(root, work, pages)
         if "vitepress-openapi" in apps:
             vitepress_openapi_sites(root, work, args.data, names)
         if "zudoku" in apps:
