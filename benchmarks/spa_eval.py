@@ -517,12 +517,12 @@ def site_models(lore: Lore) -> list[Any]:
 
 
 def hiding_supersessions(models: list[Any]) -> int:
-    """Chunks superseded by steps that collapse, hide, close or copy."""
+    """Chunks superseded by steps that collapse, hide, close or copy (so labelled or titled)."""
     return sum(
         step.get("superseded", 0)
         for m in models
         for step in m.model.get("steps", [])
-        if HIDING.search(step.get("label") or "")
+        if HIDING.search(f"{step.get('label') or ''} {step.get('title') or ''}")
     )
 
 

@@ -119,6 +119,8 @@ class Candidate:
     form: bool = False  # inside a form: it fills in a request (an API playground's sections)
     panel: str = ""  # the tab panel it sits in
     controls: str = ""  # tab: the panel it switches
+    index: bool = False  # a link leading a row of an index of pages in the page's text
+    title: str = ""  # its title, where its label is not (rustdoc's "Summary": "Collapse ...")
 
     @property
     def view_link(self) -> bool:
@@ -133,9 +135,10 @@ class Candidate:
         and label within its container ("200" in one operation is not "200" in another)."""
         # A count that changes as the control re-renders ("Load 20 more") is the same action;
         # a tab's or an option's number is what it shows ("200" and "404" are two responses),
-        # and a navigation entry's what it leads to ("Part 2" is not "Part 1", Fumadocs).
+        # and a navigation entry's or an index's what it leads to ("Part 2" is not "Part 1",
+        # Fumadocs; rustdoc's "part_3" not "part_2").
         label = self.label.lower()
-        if self.pattern not in ("tab", "option") and not self.nav:
+        if self.pattern not in ("tab", "option") and not self.nav and not self.index:
             label = re.sub(r"\d+", "#", label)
         return (self.tag, self.pattern, label, self.container)
 
@@ -185,16 +188,36 @@ def _entries(candidates: list[Candidate], start: str) -> list[Candidate]:
     return [replace(c, pattern="entry") if entry(c) else c for c in candidates]
 
 
+def _indexes(candidates: list[Candidate], start: str) -> list[Candidate]:
+    """The links of an index of pages in the page's text (rustdoc lists a module's pages in a
+    table of its items, and its sidebar only the module's siblings) as navigation links:
+    those under the page's own folder, the pages below it. A page each, visited and stored
+    as the sidebar's are."""
+    origin, folder = urlsplit(start)[:2], urlsplit(start).path.rsplit("/", 1)[0] + "/"
+
+    def below(c: Candidate) -> bool:
+        parts = urlsplit(c.url)
+        same_site = parts[:2] == origin
+        return c.index and c.pattern == "link" and same_site and parts.path.startswith(folder)
+
+    return [replace(c, pattern="nav_link") if below(c) else c for c in candidates]
+
+
 def _own_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
     """Whether a control in a route's view is acted on there: its own tabs and disclosures,
     not the navigation or chrome it shares with the page it was reached from (`shared`)."""
     return not c.nav and c.pattern in IN_ROUTE and (c.selector, c.label) not in shared
 
 
-def _page_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
+def _page_in_route(c: Candidate, shared: set[tuple[str, str]], document: bool = False) -> bool:
     """Whether a control in a route's view is a page its own navigation names: a link the
     page it was reached from did not draw (dumi lists a part's pages only in the part's
-    sidebar, drawn on the part's pages)."""
+    sidebar, drawn on the part's pages). In a `document` of a multi-page site, the index of
+    pages in its text only (see `_indexes`): its navigation is the site's, the start page's
+    (followed from each page, Sphinx's breadcrumbs stored the home page again as
+    `index.html`)."""
+    if document:
+        return c.index and c.pattern == "nav_link"
     return c.nav and c.pattern in PAGE_LINKS and (c.selector, c.label) not in shared
 
 
@@ -225,6 +248,7 @@ class Step:
     superseded: int = 0
     seconds: float = 0.0
     settled: bool = True  # False: the page was still busy after the longest wait
+    title: str = ""  # the control's title, where its label is not
 
 
 @dataclass(frozen=True)
@@ -235,6 +259,7 @@ class RouteView:
     kept: bool  # the view is the page it was reached from, scrolled (see `_keeps`)
     own: bool  # it has tabs or disclosures of its own
     links: frozenset[str]  # routes its own navigation names, not seen when it was stored
+    document: bool = False  # a page of a multi-page site its navigation loaded
 
 
 @dataclass
@@ -416,6 +441,7 @@ class Explorer:
         self._shared: set[tuple[str, str]] | None = None
         # Routes stored, to act inside once the page has nothing left (see `_explore_route`)
         self._route_views: list[RouteView] = []
+        self._document = False  # inside a document of a multi-page site (see `_page_in_route`)
         # The state-loop breaker tripped: the page's own controls keep bringing it back to
         # where it was, and only the pages its navigation names are visited from then on.
         self._looping = False
@@ -453,6 +479,8 @@ class Explorer:
                 )
             if self._landing:
                 candidates = _entries(candidates, self._start)
+        if self._start:
+            candidates = _indexes(candidates, self._start)
         scan = Scan(
             ScanSummary(raw["total"], raw["shown"], dict(raw["byType"])),
             candidates,
@@ -512,7 +540,8 @@ class Explorer:
             if c.pattern == "option" and self._picker and c.label in self._shown(self._picker):
                 continue
             if self._shared is not None and not (
-                (own_left and _own_in_route(c, self._shared)) or _page_in_route(c, self._shared)
+                (own_left and _own_in_route(c, self._shared))
+                or _page_in_route(c, self._shared, self._document)
             ):
                 continue
             if self._looping and not (c.pattern == "route" or (c.nav and c.pattern in NAV_PAGES)):
@@ -651,7 +680,7 @@ class Explorer:
         # the view too.
         change: Change = (
             "hid"
-            if HIDING.search(choice.label)
+            if HIDING.search(f"{choice.label} {choice.title}")
             else "switched"
             if choice.nav or choice.pattern in VIEW_SWITCHES
             else "opened"
@@ -757,6 +786,7 @@ class Explorer:
             superseded,
             round(time.monotonic() - started, 2),
             settled,
+            choice.title,
         )
         log.info(
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
@@ -794,14 +824,14 @@ class Explorer:
         if stored and first:
             self.routes.append(route)
             self._stored.add(route)
-            own, links = await self._inside_view()
-            if route in self._loaded:
-                # A document of a multi-page site: its pages are the start page's navigation's
-                # (and the crawler's). Followed from each page, Sphinx's breadcrumbs stored the
-                # home page again as `index.html`, and every page's source text.
-                links = frozenset()
+            # A document of a multi-page site: its pages are the start page's navigation's,
+            # and those the index in its text lists below it (see `_page_in_route`).
+            document = route in self._loaded
+            own, links = await self._inside_view(after["url"] if document else None)
             if own or links:
-                self._route_views.append(RouteView(after["url"], _keeps(before, after), own, links))
+                self._route_views.append(
+                    RouteView(after["url"], _keeps(before, after), own, links, document)
+                )
         return stored, superseded
 
     async def _page_of_site(self, url: str) -> bool:
@@ -838,16 +868,19 @@ class Explorer:
         except Exception:  # the page went away: as if not
             return False
 
-    async def _inside_view(self) -> tuple[bool, frozenset[str]]:
+    async def _inside_view(self, document: str | None) -> tuple[bool, frozenset[str]]:
         """What the view on screen has to act on later that the page it was reached from has
         not: whether tabs or disclosures of its own, and the routes its own navigation names
-        that were not seen yet."""
+        that were not seen yet (in a `document` of a multi-page site, at that URL, the pages
+        the index in its text lists)."""
         if self._last_scan is None:
             return False, frozenset()
         shared = _controls(self._last_scan)
         here = [c for c in _candidates(await self.page.evaluate(SCAN)) if c.visible]
+        if document:
+            here = _indexes(here, document)
         own = bool(self.options.actions_per_route) and any(_own_in_route(c, shared) for c in here)
-        links = {_route(c.url) for c in here if c.url and _page_in_route(c, shared)}
+        links = {_route(c.url) for c in here if c.url and _page_in_route(c, shared, bool(document))}
         return own, frozenset(links - self._routes_seen)
 
     async def _explore_route(self, view: RouteView, back_to: str) -> None:
@@ -888,6 +921,7 @@ class Explorer:
             self.network,
         )
         inner._shared = shared
+        inner._document = view.document
         if view.kept:  # the same controls of the same document: done once in all
             inner._tried = self._tried
         inner._routes_seen = self._routes_seen  # one set: a route stored once in all

@@ -449,11 +449,12 @@ SCAN = (
   // "export tiddler" on each page opened). Not a link, a tab or navigation: those show pages.
   const COMMANDS = /^(more (actions|options)|(share|print|export)\b.{0,40})$/i;
   // Nor do downloading it ("Download OpenAPI Document") and copying it ("Copy", "Copied" after,
+  // "Copy item path to clipboard",
   // "JSON Copy" beside a code block's language); an API playground's launcher ("Try it out",
   // "Test Request") sends requests to the API, or opens a form of fields to fill in for one.
   // Named so, a disclosure or a list's item still shows something ("Try it yourself" opens a
   // walkthrough, "Download and install" its steps): those are opened.
-  const ACTS = /^(try( it)?( out| now)?!?|test (request|it)( ?\(.{0,40}\))?|run in postman|download\b.{0,40}|copy( code| to clipboard| link)?|copied!?|[\w.+#-]{1,20} (copy|copied)!?)$/i;
+  const ACTS = /^(try( it)?( out| now)?!?|test (request|it)( ?\(.{0,40}\))?|run in postman|download\b.{0,40}|copy\b.{0,40}|copied!?|[\w.+#-]{1,20} (copy|copied)!?)$/i;
   // (a name said twice, shown and for screen readers, as Scalar's "JSON Copy JSON Copy", once)
   const once = (t) => t.replace(/^(.+) \1$/, '$1');
   const commands = (el, text, title, pattern) => !el.matches('a[href], [role=tab]')
@@ -578,6 +579,39 @@ SCAN = (
     return near.find(visible) || null;
   };
   const sameOrigin = (el) => { try { return new URL(el.href).origin === location.origin; } catch (e) { return false; } };
+  // A link to another page of the site: the same origin, another path (not this page with
+  // another query, rustdoc's `?search=`, or anchor), a page by its name (a folder, `.html`;
+  // not a file to download).
+  const PAGE_PATH = /(\/|\/[^./]*|\.(html?|php|aspx?|jsp))$/i;
+  const pageLink = (a) => {
+    if (!a || !a.href || a.target || !sameOrigin(a)) return false;
+    const to = new URL(a.href);
+    return to.pathname !== location.pathname && PAGE_PATH.test(to.pathname);
+  };
+  // An index of pages in the page's text: rows side by side (a list's items, a table's rows, a
+  // definition list's terms, `div`s alike; one in a list), each led by a link to another page of
+  // the site (rustdoc's table of a module's items, a directory of subpages). A link leading one
+  // is as the page's navigation: the pages it lists are the page's to visit.
+  const indexRows = new Map();
+  const LIST = /^(UL|OL|DL|TABLE|TBODY)$/;  // a list of one page is one too
+  const indexLink = (el) => {
+    for (let row = el.parentElement, n = 0; row && n < 4 && !row.matches(MAIN) && row !== document.body; row = row.parentElement, n++) {
+      if (row.querySelector('a[href]') !== el) return false;  // not the row's first link
+      const parent = row.parentElement;
+      if (!parent) return false;
+      if (!indexRows.has(parent)) indexRows.set(parent, new Map());
+      const byTag = indexRows.get(parent);
+      let led = byTag.get(row.tagName);
+      if (led === undefined) {
+        const all = Array.from(parent.children).filter((r) => r.tagName === row.tagName);
+        const leading = all.filter((r) => pageLink(r.querySelector('a[href]'))).length;
+        led = leading >= 0.8 * all.length && (leading >= 2 || (leading === 1 && LIST.test(parent.tagName)));
+        byTag.set(row.tagName, led);
+      }
+      if (led) return true;
+    }
+    return false;
+  };
   const clean = (t, n) => (t || '').replace(/[\u200b-\u200d\ufeff]/g, '').replace(/\s+/g, ' ').trim().slice(0, n);
   // Text with a space between elements' texts ("Red shoe $40.99 Add to cart"), without the
   // options of a select inside (a label's own words only).
@@ -724,6 +758,7 @@ SCAN = (
   // An image's alt text, `data-lore-alt` in the scan page of an agent's DOM (scan.py's _inert).
   const IMAGE = 'img[alt], img[data-lore-alt]';
   const altOf = (el) => el && (el.getAttribute('alt') || el.getAttribute('data-lore-alt'));
+  const WORDED = /[\p{L}\p{N}]/u;
   const candidates = [];
   const byType = {};
   let shown = 0;
@@ -732,7 +767,10 @@ SCAN = (
     if (el.matches('li[data-id], tr[data-id], ' + OPTION) && el.querySelector('a[href], button, [role=button]')) continue;
     const isVisible = shown_(el);
     if (isVisible) shown++;
-    const text = label(el) || clean(el.getAttribute('title') || altOf(el) || altOf(el.querySelector(IMAGE)), 80);
+    // Named by its title where its text is a glyph: rustdoc's "[−]" is "collapse all docs",
+    // its "?" "help".
+    const own = label(el);
+    const text = (WORDED.test(own) ? own : '') || clean(el.getAttribute('title') || altOf(el) || altOf(el.querySelector(IMAGE)), 80) || own;
     const role = el.getAttribute('role') || '';
     const href = el.tagName === 'A' ? el.getAttribute('href') || '' : '';
     let pattern = 'button';
@@ -768,9 +806,9 @@ SCAN = (
     candidates.push({
       selector: selectorOf(el), tag: el.tagName.toLowerCase(), role, label: text, pattern,
       visible: isVisible, disabled: !!disabled, destructive: DESTRUCTIVE.test(text) && !DISCLOSURES.has(pattern) && pattern !== 'route' && !operationLink(el),
-      href, list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
+      href, title: title !== text ? title : '', list: pattern === 'list_item' && item ? selectorOf(item.parentElement) : '',
       item: pattern === 'list_item' && item ? selectorOf(item) : '',
-      siblings, nav: inNav, chrome: CHROME.test(text) || CHROME.test(title) || searchLauncher(el, text) || commands(el, text, title, pattern), variant: variantOf(el, text),
+      siblings, nav: inNav, index: pattern === 'link' && pageLink(el) && indexLink(el), chrome: CHROME.test(text) || CHROME.test(title) || searchLauncher(el, text) || commands(el, text, title, pattern), variant: variantOf(el, text),
       segment: pattern === 'button' && segment(el),
       option: !!choice && !chosen(choice) && !(href && !href.startsWith('#')),
       picker: pattern === 'button' && !el.closest('[role=listbox], [role=menu]') && picker(el),

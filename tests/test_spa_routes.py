@@ -1754,6 +1754,56 @@ def test_a_tree_whose_parts_draw_their_pages_when_opened_is_walked(
     assert ("▼", "replaced") not in steps and ("▼", "revealed") not in steps, steps  # no folding
 
 
+# rustdoc: the sidebar names no page below the one shown (the crate's lists only "All Items";
+# a module's, its siblings, from a data file); a module's pages are listed in its text, a table
+# of rows each led by a link (`div`s in rustdoc 1.63, a `dl` since), numbered alike. Beside the
+# title, a button that copies the item's path and a glyph, "[−]", titled for what it does.
+MODULES = {"berths": ("install", "upgrade"), "docks": ("backup", "cli"), "moorings": ("config",)}
+
+
+def module_page(slug: str) -> Page:
+    below = MODULES.get(slug, MODULES if slug == "home" else ())
+    rows = "".join(
+        f'<div class="item-row"><div class="item-left"><a class="mod" href="/harbor/{s}/">'
+        f'{s}</a></div><div class="item-right">The {s} part of Harbor.</div></div>'
+        if slug == "home"
+        else f'<dt><a class="mod" href="/harbor/{slug}/{s}/">{s}</a></dt><dd>How to {s}.</dd>'
+        for s in below
+    )
+    tag = "div" if slug == "home" else "dl"
+    return Page(
+        f"""<html><head><title>Harbor: {slug}</title></head><body>
+<nav class="sidebar"><a href="/harbor/">Harbor</a><ul><li><a href="/harbor/all/">All Items</a>
+</li></ul></nav><main><h1>{slug} <button id="copy-path">Copy item path to clipboard</button>
+<a id="toggle-all-docs" href="javascript:void(0)" title="collapse all docs">[&#x2212;]</a></h1>
+<details open class="top-doc"><summary>Expand description</summary>
+<p>The {slug} page of Harbor explains how moorings handle {slug}.</p></details>
+<{tag} class="item-table">{rows}</{tag}></main>
+<script>
+document.getElementById('copy-path').addEventListener('click', (e) => {{
+  e.target.textContent = '✓'; }});
+document.getElementById('toggle-all-docs').addEventListener('click', (e) => {{
+  for (const d of document.querySelectorAll('details')) d.open = false; }});
+</script></body></html>""".encode()
+    )
+
+
+def test_an_index_of_pages_in_the_text_is_walked_down(
+    make_client: Callable[..., TestClient], site: Site
+) -> None:
+    """rustdoc: the capture stored the crate's page alone (1 of 16 pages): its sidebar names
+    none of the modules, which its text lists in a table, and each module its pages. A page
+    index in the text (rows side by side, each led by a link to a page below) is followed as
+    navigation is, down from each page it loads; its entries, numbered alike, are told apart by
+    where they lead, not blocked as one repeated action; copying is not clicked, and "[−]" is
+    named by its title, a collapse, which supersedes nothing."""
+    pages = ["all", *MODULES, *(f"{m}/{s}" for m, slugs in MODULES.items() for s in slugs)]
+    steps = every_page_explored(make_client(), site, module_page, pages, "/")
+    labels = [label for label, _ in steps]
+    assert not [x for x in labels if "copy" in x.lower() or x == "✓"], steps
+    assert "collapse all docs" in labels and "[−]" not in labels, steps
+
+
 # Read the Docs' theme (MkDocs' and Sphinx's) marks the page's table of contents expanded or
 # not: the list, and each item once its anchor is clicked, which flips the item's class.
 RTD_TOC = """<ul class="toc" aria-expanded="false">
