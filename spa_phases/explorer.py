@@ -123,6 +123,12 @@ class Candidate:
     title: str = ""  # its title, where its label is not (rustdoc's "Summary": "Collapse ...")
 
     @property
+    def says(self) -> str:
+        """What it says it does: its label, and its title but for a link's (which names where
+        it leads: rustdoc's "fn docs::copy")."""
+        return self.label if self.url else f"{self.label} {self.title}".strip()
+
+    @property
     def view_link(self) -> bool:
         """A navigation link to `#name` where no element has that id: not an in-page anchor
         (those are `anchor`) but a view the page's script draws (TiddlyWiki opens the page so
@@ -135,10 +141,12 @@ class Candidate:
         and label within its container ("200" in one operation is not "200" in another)."""
         # A count that changes as the control re-renders ("Load 20 more") is the same action;
         # a tab's or an option's number is what it shows ("200" and "404" are two responses),
-        # and a navigation entry's or an index's what it leads to ("Part 2" is not "Part 1",
-        # Fumadocs; rustdoc's "part_3" not "part_2").
+        # a navigation entry's its number ("Part 2" is not "Part 1", Fumadocs), and an index's
+        # entry is where it leads (rustdoc's "part_3" is not "part_2").
         label = self.label.lower()
-        if self.pattern not in ("tab", "option") and not self.nav and not self.index:
+        if self.index:
+            label = f"{label} {self.url}"
+        elif self.pattern not in ("tab", "option") and not self.nav:
             label = re.sub(r"\d+", "#", label)
         return (self.tag, self.pattern, label, self.container)
 
@@ -248,7 +256,7 @@ class Step:
     superseded: int = 0
     seconds: float = 0.0
     settled: bool = True  # False: the page was still busy after the longest wait
-    title: str = ""  # the control's title, where its label is not
+    title: str = ""  # the control's title, where its label is not (not a link's)
 
 
 @dataclass(frozen=True)
@@ -680,7 +688,7 @@ class Explorer:
         # the view too.
         change: Change = (
             "hid"
-            if HIDING.search(f"{choice.label} {choice.title}")
+            if HIDING.search(choice.says)
             else "switched"
             if choice.nav or choice.pattern in VIEW_SWITCHES
             else "opened"
@@ -786,7 +794,7 @@ class Explorer:
             superseded,
             round(time.monotonic() - started, 2),
             settled,
-            choice.title,
+            "" if choice.url else choice.title,
         )
         log.info(
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored

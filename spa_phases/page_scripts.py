@@ -580,31 +580,56 @@ SCAN = (
   };
   const sameOrigin = (el) => { try { return new URL(el.href).origin === location.origin; } catch (e) { return false; } };
   // A link to another page of the site: the same origin, another path (not this page with
-  // another query, rustdoc's `?search=`, or anchor), a page by its name (a folder, `.html`;
-  // not a file to download).
-  const PAGE_PATH = /(\/|\/[^./]*|\.(html?|php|aspx?|jsp))$/i;
+  // another query, rustdoc's `?search=`, or anchor), a page by its name (a last part without a
+  // dot, or `.html`, `.php` and the like; not a file to download). Once per link.
+  const PAGE_PATH = /(\/[^./]*|\.(html?|php|aspx?|jsp))$/i;
+  const pageLinks = new Map();
   const pageLink = (a) => {
-    if (!a || !a.href || a.target || !sameOrigin(a)) return false;
-    const to = new URL(a.href);
-    return to.pathname !== location.pathname && PAGE_PATH.test(to.pathname);
+    if (!a) return false;
+    let is = pageLinks.get(a);
+    if (is === undefined) {
+      is = !!a.href && !a.target && a.origin === location.origin
+        && a.pathname !== location.pathname && PAGE_PATH.test(a.pathname || '');
+      pageLinks.set(a, is);
+    }
+    return is;
+  };
+  // The link a row opens with: its first, with no text before it (not one inside a sentence).
+  const leaders = new Map();
+  const leader = (row) => {
+    let a = leaders.get(row);
+    if (a === undefined) {
+      a = row.querySelector('a[href]');
+      if (a) {
+        const before = document.createRange();
+        before.setStart(row, 0);
+        before.setEndBefore(a);
+        if (before.toString().trim()) a = null;
+      }
+      leaders.set(row, a);
+    }
+    return a;
   };
   // An index of pages in the page's text: rows side by side (a list's items, a table's rows, a
-  // definition list's terms, `div`s alike; one in a list), each led by a link to another page of
-  // the site (rustdoc's table of a module's items, a directory of subpages). A link leading one
-  // is as the page's navigation: the pages it lists are the page's to visit.
+  // definition list's terms, `div`s alike), four in five of them or more each opening with a
+  // link to another page of the site, two or more (one in a list or table): rustdoc's table of
+  // a module's items, a directory of subpages. Not a page's header or footer. A link opening
+  // one is as the page's navigation: the pages it lists are the page's to visit.
   const indexRows = new Map();
-  const LIST = /^(UL|OL|DL|TABLE|TBODY)$/;  // a list of one page is one too
+  const LIST = /^(UL|OL|DL|TABLE|TBODY)$/;
+  const FRAME = 'header, footer, [role=banner], [role=contentinfo]';
   const indexLink = (el) => {
+    if (el.closest(FRAME)) return false;
     for (let row = el.parentElement, n = 0; row && n < 4 && !row.matches(MAIN) && row !== document.body; row = row.parentElement, n++) {
-      if (row.querySelector('a[href]') !== el) return false;  // not the row's first link
+      if (leader(row) !== el) return false;
+      if (row.tagName === 'TD' || row.tagName === 'TH') continue;  // a cell: the row is its `tr`
       const parent = row.parentElement;
-      if (!parent) return false;
       if (!indexRows.has(parent)) indexRows.set(parent, new Map());
       const byTag = indexRows.get(parent);
       let led = byTag.get(row.tagName);
       if (led === undefined) {
         const all = Array.from(parent.children).filter((r) => r.tagName === row.tagName);
-        const leading = all.filter((r) => pageLink(r.querySelector('a[href]'))).length;
+        const leading = all.filter((r) => pageLink(leader(r))).length;
         led = leading >= 0.8 * all.length && (leading >= 2 || (leading === 1 && LIST.test(parent.tagName)));
         byTag.set(row.tagName, led);
       }
@@ -759,6 +784,7 @@ SCAN = (
   const IMAGE = 'img[alt], img[data-lore-alt]';
   const altOf = (el) => el && (el.getAttribute('alt') || el.getAttribute('data-lore-alt'));
   const WORDED = /[\p{L}\p{N}]/u;
+  const NEXT = /^(next|next page|›|»|>|older|next ›|next »|next →)$/i;
   const candidates = [];
   const byType = {};
   let shown = 0;
@@ -789,7 +815,7 @@ SCAN = (
     else if (role === 'tab' || (tabList && !inPanel(tabPanel, tabList))) pattern = 'tab';
     else if (el.tagName === 'SUMMARY') pattern = 'details';
     else if (href && ROUTE.test(href)) pattern = href.replace(/^#!?\/?/, '') ? 'route' : 'link';
-    else if (/^(next|next page|›|»|>|older|next ›|next »|next →)$/i.test(text) || el.getAttribute('rel') === 'next' || /\bnext\b/i.test(aria)) pattern = 'pagination';
+    else if (NEXT.test(text) || NEXT.test(own) || el.getAttribute('rel') === 'next' || /\bnext\b/i.test(aria)) pattern = 'pagination';
     else if (/\b(load|show|see|view) more\b|more results/i.test(text)) pattern = 'load_more';
     else if (el.getAttribute('aria-expanded') === 'false') pattern = 'expander';
     else if (el.hasAttribute('aria-haspopup')) pattern = 'dropdown';

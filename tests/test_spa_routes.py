@@ -1757,8 +1757,10 @@ def test_a_tree_whose_parts_draw_their_pages_when_opened_is_walked(
 # rustdoc: the sidebar names no page below the one shown (the crate's lists only "All Items";
 # a module's, its siblings, from a data file); a module's pages are listed in its text, a table
 # of rows each led by a link (`div`s in rustdoc 1.63, a `dl` since), numbered alike. Beside the
-# title, a button that copies the item's path and a glyph, "[−]", titled for what it does.
-MODULES = {"berths": ("install", "upgrade"), "docks": ("backup", "cli"), "moorings": ("config",)}
+# title, a button that copies the item's path and a glyph, "[−]", titled for what it does. Not
+# an index: links inside sentences, in a table's second column, in the footer's list.
+MODULES = {"part_1": ("install", "upgrade"), "part_2": ("backup", "cli"), "part_3": ("config",)}
+ASIDE = ("tides", "crew", "legal")  # pages the text links, not in an index
 
 
 def module_page(slug: str) -> Page:
@@ -1778,7 +1780,12 @@ def module_page(slug: str) -> Page:
 <a id="toggle-all-docs" href="javascript:void(0)" title="collapse all docs">[&#x2212;]</a></h1>
 <details open class="top-doc"><summary>Expand description</summary>
 <p>The {slug} page of Harbor explains how moorings handle {slug}.</p></details>
-<{tag} class="item-table">{rows}</{tag}></main>
+<{tag} class="item-table">{rows}</{tag}>
+<p>Read <a href="/harbor/tides/">the tides</a> first.</p>
+<p>Ask <a href="/harbor/crew/">crew</a>.</p>
+<table><tr><td>Owner</td><td><a href="/harbor/crew/">crew</a></td></tr>
+<tr><td>Tides</td><td><a href="/harbor/tides/">tides</a></td></tr></table></main>
+<footer><ul><li><a href="/harbor/legal/">Legal</a></li></ul></footer>
 <script>
 document.getElementById('copy-path').addEventListener('click', (e) => {{
   e.target.textContent = '✓'; }});
@@ -1793,10 +1800,12 @@ def test_an_index_of_pages_in_the_text_is_walked_down(
 ) -> None:
     """rustdoc: the capture stored the crate's page alone (1 of 16 pages): its sidebar names
     none of the modules, which its text lists in a table, and each module its pages. A page
-    index in the text (rows side by side, each led by a link to a page below) is followed as
-    navigation is, down from each page it loads; its entries, numbered alike, are told apart by
-    where they lead, not blocked as one repeated action; copying is not clicked, and "[−]" is
-    named by its title, a collapse, which supersedes nothing."""
+    index in the text (rows side by side, each opening with a link to a page below) is followed
+    as navigation is, down from each page it loads, and no other link of the text is; its
+    entries, numbered alike, are told apart by where they lead, not blocked as one repeated
+    action; copying is not clicked, and "[−]" is named by its title, a collapse."""
+    for slug in ASIDE:
+        site.pages[f"/harbor/{slug}/"] = module_page(slug)
     pages = ["all", *MODULES, *(f"{m}/{s}" for m, slugs in MODULES.items() for s in slugs)]
     steps = every_page_explored(make_client(), site, module_page, pages, "/")
     labels = [label for label, _ in steps]
