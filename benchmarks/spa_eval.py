@@ -1652,9 +1652,11 @@ def doxygen_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     return "/sites/doxygen/index.html"
 
 
-def rustdoc_module(slug: str) -> str:
-    """A page's module's name: its slug an identifier (a module's name starts with a letter)."""
-    return "m_" + slug.replace("-", "_")
+def rustdoc_module(n: int, page: dict[str, str]) -> tuple[str, str]:
+    """The nth page's part's module and its own (`part_1`, `m_<slug>`): identifiers (a module's
+    name starts with a letter)."""
+    part, slug = _grouped_path(n, page).replace("-", "_").split("/")
+    return part, f"m_{slug}"
 
 
 def rustdoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
@@ -1669,11 +1671,10 @@ def rustdoc_site(root: Path, work: Path, pages: list[dict[str, str]]) -> str:
     pages_dir.mkdir(parents=True)
     parts: dict[str, list[str]] = {}
     for n, page in enumerate(pages[1:], 1):
-        part = _grouped_path(n, page).split("/")[0].replace("-", "_")
+        part, module = rustdoc_module(n, page)
         (pages_dir / f"{page['slug']}.md").write_text(page["markdown"])
         parts.setdefault(part, []).append(
-            f'    #[doc = include_str!("pages/{page["slug"]}.md")]\n'
-            f"    pub mod {rustdoc_module(page['slug'])} {{}}\n"
+            f'    #[doc = include_str!("pages/{page["slug"]}.md")]\n    pub mod {module} {{}}\n'
         )
     (pages_dir / "index.md").write_text(pages[0]["markdown"])
     (project / "src" / "lib.rs").write_text(
@@ -1931,10 +1932,7 @@ def page_urls(app: str, base: str, home: str, pages: list[dict[str, str]]) -> li
         ]
     if app == "rustdoc":
         return [canonicalize(base + home)] + [
-            canonicalize(
-                f"{base}/sites/rustdoc/docs/{_grouped_path(n, p).split('/')[0].replace('-', '_')}"
-                f"/{rustdoc_module(p['slug'])}/index.html"
-            )
+            canonicalize(f"{base}/sites/rustdoc/docs/{'/'.join(rustdoc_module(n, p))}/index.html")
             for n, p in enumerate(pages[1:], 1)
         ]
     if app in BUILT:

@@ -123,10 +123,15 @@ class Candidate:
     title: str = ""  # its title, where its label is not (rustdoc's "Summary": "Collapse ...")
 
     @property
+    def hint(self) -> str:
+        """Its title where it says what the control does: not a link's, which names where it
+        leads (rustdoc's "fn docs::copy")."""
+        return "" if self.url else self.title
+
+    @property
     def says(self) -> str:
-        """What it says it does: its label, and its title but for a link's (which names where
-        it leads: rustdoc's "fn docs::copy")."""
-        return self.label if self.url else f"{self.label} {self.title}".strip()
+        """What it says it does: its label and its `hint`."""
+        return f"{self.label} {self.hint}".strip()
 
     @property
     def view_link(self) -> bool:
@@ -180,17 +185,11 @@ def _entries(candidates: list[Candidate], start: str) -> list[Candidate]:
     sidebar, no menu) as `entry` controls: those in its text to another page under its own
     folder. Clicked once each; the view one routes to is stored as a route's (its sidebar then
     visited), a document one loads is not (the crawler follows links)."""
-    origin, folder = urlsplit(start)[:2], urlsplit(start).path.rsplit("/", 1)[0] + "/"
     here = _route(start)
 
     def entry(c: Candidate) -> bool:
-        parts = urlsplit(c.url)
         return (
-            c.pattern == "link"
-            and not c.nav
-            and parts[:2] == origin
-            and parts.path.startswith(folder)
-            and _route(c.url) != here
+            c.pattern == "link" and not c.nav and _in_folder(c.url, start) and _route(c.url) != here
         )
 
     return [replace(c, pattern="entry") if entry(c) else c for c in candidates]
@@ -201,14 +200,17 @@ def _indexes(candidates: list[Candidate], start: str) -> list[Candidate]:
     table of its items, and its sidebar only the module's siblings) as navigation links:
     those under the page's own folder, the pages below it. A page each, visited and stored
     as the sidebar's are."""
-    origin, folder = urlsplit(start)[:2], urlsplit(start).path.rsplit("/", 1)[0] + "/"
 
     def below(c: Candidate) -> bool:
-        parts = urlsplit(c.url)
-        same_site = parts[:2] == origin
-        return c.index and c.pattern == "link" and same_site and parts.path.startswith(folder)
+        return c.index and c.pattern == "link" and _in_folder(c.url, start)
 
     return [replace(c, pattern="nav_link") if below(c) else c for c in candidates]
+
+
+def _in_folder(url: str, start: str) -> bool:
+    """Whether `url` is of `start`'s origin, in the folder of `start`'s page or below it."""
+    to, at = urlsplit(url), urlsplit(start)
+    return to[:2] == at[:2] and to.path.startswith(at.path.rsplit("/", 1)[0] + "/")
 
 
 def _own_in_route(c: Candidate, shared: set[tuple[str, str]]) -> bool:
@@ -794,7 +796,7 @@ class Explorer:
             superseded,
             round(time.monotonic() - started, 2),
             settled,
-            "" if choice.url else choice.title,
+            choice.hint,
         )
         log.info(
             "explorer: %s (%s) -> %s, %d new chunks", choice.action, choice.label, effect, stored
